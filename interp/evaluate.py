@@ -1,0 +1,220 @@
+"""The dense reference interpreter: the executable meaning of every node (DESIGN §2).
+
+Conventions, stated once:
+
+* Every value is a dense NumPy array of the node's shape and dtype; sparse inputs are
+  densified (their implicit entries are 0).
+* Size symbols are bound by matching each :class:`Input`'s declared shape against the array
+  given for it; a symbol bound twice must get the same value.
+* A shape operator is evaluated *through its entry* (``spec/ir.py``): over the output's
+  coordinate grid, for each piece, ``out[k] = operand[backward(k)]`` where ``guard(k)``;
+  elsewhere ``fill``. No shape operator is special-cased here.
+* Maps and reductions are NumPy ufuncs and reductions with IEEE semantics (``0 * nan`` is
+  ``nan``, ``x / 0`` is ``inf``); floating-point warnings are silenced, not raised.
+* ``sum(multiply(a, b))`` — a contraction — is evaluated with ``np.einsum`` so that ``A @ B``
+  does not materialize the ``I×J×K`` product. It computes the same sum of products.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from sparsefold.spec import sizes as sz
+from sparsefold.spec.compute import Input, Literal, Map, Reduce
+from sparsefold.spec.errors import InternalError, InvalidData
+from sparsefold.spec.functions import get_monoid
+from sparsefold.spec.ir import Node, ShapeOp
+from sparsefold.spec.ops_axes import BroadcastTo
+from sparsefold.spec.printer import topological
+
+__all__ = ["evaluate", "bind_sizes", "densify"]
+
+
+def densify(value: Any) -> np.ndarray:
+    """A dense NumPy array for a NumPy, scipy.sparse or pydata/sparse array (or scalar)."""
+    if isinstance(value, np.ndarray):
+        return value
+    if hasattr(value, "toarray") and hasattr(value, "tocsr"):  # scipy.sparse (any format)
+        return np.asarray(value.toarray())
+    if type(value).__module__.split(".")[0] == "sparse" and hasattr(value, "todense"):
+        return np.asarray(value.todense())
+    if isinstance(value, (bool, int, float, complex, np.generic)) or hasattr(value, "__array__"):
+        return np.asarray(value)
+    raise InvalidData(f"expected a NumPy, scipy.sparse or pydata/sparse array, found "
+                      f"{type(value).__name__}")
+
+
+def bind_sizes(program: Node, arrays: Mapping[str, np.ndarray]) -> dict[str, int]:
+    """Values of the size symbols, read off the inputs' actual shapes."""
+    env: dict[str, int] = {}
+    for node in topological(program):
+        if not isinstance(node, Input):
+            continue
+        if node.name not in arrays:
+            raise InvalidData(f"no array was given for input {node.name!r}")
+        actual = np.shape(arrays[node.name])
+        if len(actual) != node.ndim:
+            raise InvalidData(f"input {node.name!r}: expected a {node.ndim}-d array, found "
+                              f"shape {actual}")
+        for declared, n in zip(node.shape, actual):
+            if isinstance(declared, sz.Sym):
+                if env.setdefault(declared.name, n) != n:
+                    raise InvalidData(
+                        f"input {node.name!r}: size {declared.name} is {env[declared.name]} "
+                        f"elsewhere but {n} here")
+    for node in topological(program):
+        if isinstance(node, Input):
+            actual = np.shape(arrays[node.name])
+            expected = tuple(_size(n, env) for n in node.shape)
+            if expected != actual:
+                raise InvalidData(f"input {node.name!r}: expected shape {expected}, "
+                                  f"found {actual}")
+            if np.asarray(arrays[node.name]).dtype != node.dtype:
+                raise InvalidData(f"input {node.name!r}: expected dtype {node.dtype}, found "
+                                  f"{np.asarray(arrays[node.name]).dtype}")
+    return env
+
+
+def _size(e: sz.Expr, env: Mapping[str, int]) -> int:
+    return int(sz.evaluate(e, env))
+
+
+def evaluate(program: Node, inputs: Mapping[str, Any]) -> np.ndarray:
+    """Evaluate ``program`` on ``inputs`` (input name → array) and return a dense array."""
+    arrays = {name: densify(v) for name, v in inputs.items()}
+    env = bind_sizes(program, arrays)
+    values: dict[int, np.ndarray] = {}
+    with np.errstate(all="ignore"):
+        for node in topological(program):
+            values[id(node)] = _eval(node, values, arrays, env)
+    out = values[id(program)]
+    expected = tuple(_size(n, env) for n in program.shape)
+    if out.shape != expected or out.dtype != program.dtype:
+        raise InternalError(f"interpreter produced {out.dtype}{out.shape}, spec says "
+                            f"{program.dtype}{expected}")
+    return out
+
+
+def _eval(node: Node, values, arrays, env) -> np.ndarray:
+    args = [values[id(o)] for o in node.operands()]
+    if isinstance(node, Input):
+        return eval_input(node, arrays)
+    if isinstance(node, Literal):
+        return eval_literal(node)
+    if isinstance(node, Map):
+        return eval_map(node, args, env)
+    if isinstance(node, Reduce):
+        return eval_reduce(node, args[0], values)
+    if isinstance(node, ShapeOp):
+        return eval_shape_op(node, args, env)
+    raise InternalError(f"the interpreter has no rule for {type(node).__name__}")
+
+
+# --- one function per node kind, in spec order ------------------------------------------------
+
+def eval_input(node: Input, arrays) -> np.ndarray:
+    """spec.compute.Input: the array bound to the input's name."""
+    return np.asarray(arrays[node.name])
+
+
+def eval_literal(node: Literal) -> np.ndarray:
+    """spec.compute.Literal: a 0-d array (its dtype matters only when it is strong)."""
+    return np.asarray(node.value, dtype=node.dtype)
+
+
+def eval_map(node: Map, args, env) -> np.ndarray:
+    """spec.compute.Map: broadcast every argument through the broadcast_to entry, then apply
+    the function's NumPy meaning. Weak literals are passed as Python scalars (NEP 50)."""
+    target = node.shape
+    operands = []
+    for arg, value in zip(node.args, args):
+        if isinstance(arg, Literal) and arg.weak:
+            operands.append(arg.value)
+        elif arg.shape == target:
+            operands.append(value)
+        else:
+            operands.append(eval_shape_op(BroadcastTo(arg, target), [value], env))
+    out = node.fn.impl(*operands)
+    return np.asarray(out).astype(node.dtype, copy=False).reshape(
+        tuple(_size(n, env) for n in target))
+
+
+def eval_reduce(node: Reduce, arg: np.ndarray, values) -> np.ndarray:
+    """spec.compute.Reduce: NumPy's reduction over ``axes`` with the node's dtype."""
+    if _is_contraction(node):
+        return _contract(node, [values[id(a)] for a in node.arg.args])
+    kwargs = {"dtype": node.dtype} if node.monoid in ("sum", "prod") else {}
+    if any(arg.shape[a] == 0 for a in node.axes) and node.monoid in ("max", "min"):
+        raise InvalidData(f"{node.monoid} over a zero-length axis has no value (no identity)")
+    impl = get_monoid(node.monoid).impl
+    return np.asarray(impl(arg, axis=node.axes, **kwargs)).astype(node.dtype, copy=False)
+
+
+def _is_contraction(node: Reduce) -> bool:
+    inner = node.arg
+    return (node.monoid == "sum" and isinstance(inner, Map) and inner.fn.name == "multiply"
+            and not any(isinstance(a, Literal) for a in inner.args)
+            and inner.dtype in (node.dtype, np.dtype(bool)))
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _contract(node: Reduce, operands) -> np.ndarray:
+    """``sum(multiply(a, b), axes)`` by einsum, with Map's right-aligned broadcasting: an
+    operand axis of size 1 facing a longer axis is dropped (it is broadcast), every other
+    axis gets the letter of its output axis. Only used when the product's dtype equals the
+    sum's (or is bool), so it computes exactly the definition's sum of products."""
+    nd = node.arg.ndim
+    if nd > len(_LETTERS):
+        return eval_reduce_plain(node, operands)
+    full = [1] * nd
+    for v in operands:
+        for d, n in enumerate(v.shape, start=nd - v.ndim):
+            if n != 1:
+                full[d] = n
+    terms, arrays = [], []
+    for v in operands:
+        lead = nd - v.ndim
+        keep = [d for d in range(v.ndim) if not (v.shape[d] == 1 and full[lead + d] != 1)]
+        terms.append("".join(_LETTERS[lead + d] for d in keep))
+        arrays.append(v.reshape(tuple(v.shape[d] for d in keep)).astype(node.dtype, copy=False))
+    out_idx = "".join(_LETTERS[d] for d in range(nd) if d not in node.axes)
+    out = np.einsum(",".join(terms) + "->" + out_idx, *arrays, optimize=True)
+    return np.asarray(out, dtype=node.dtype)
+
+
+def eval_reduce_plain(node: Reduce, operands) -> np.ndarray:
+    product = np.multiply(*operands)
+    return np.sum(product, axis=node.axes, dtype=node.dtype)
+
+
+def eval_shape_op(node: ShapeOp, args, env) -> np.ndarray:
+    """spec.ir.ShapeOp (every shape operator): the gather of its index map."""
+    im = node.index_map()
+    out_shape = tuple(_size(n, env) for n in im.out_shape)
+    if im.fill is None:
+        out = np.empty(out_shape, dtype=node.dtype)
+    else:
+        out = np.full(out_shape, im.fill, dtype=node.dtype)
+    grid = dict(env)
+    grid.update({f"_k{d}": g for d, g in enumerate(np.indices(out_shape, sparse=True))})
+    covered = np.zeros(out_shape, dtype=bool) if im.fill is None else None
+    for piece in im.pieces:
+        source = args[piece.operand]
+        mask = np.broadcast_to(np.asarray(sz.evaluate(piece.guard, grid), dtype=bool),
+                               out_shape)
+        coords = [np.broadcast_to(sz.evaluate(b, grid), out_shape)[mask]
+                  for b in piece.backward]
+        if source.size == 0 and mask.any():
+            raise InternalError(f"{type(node).__name__}: a guard selects elements of an "
+                                f"empty operand")
+        out[mask] = source[tuple(coords)] if coords else source[()]
+        if covered is not None:
+            covered |= mask
+    if covered is not None and not covered.all():
+        raise InternalError(f"{type(node).__name__}: the pieces do not cover the output")
+    return out

@@ -1,0 +1,179 @@
+"""Lazy arrays: a program (an IR node) plus the user arrays bound to its inputs.
+
+Nothing is computed until :meth:`LazyArray.interpret` (or, later, ``compute``) is called.
+``sf.asarray`` wraps an array *without copying it*; ``sf.symbol`` makes an input with
+symbolic sizes for the verifier.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from sparsefold.interop import describe
+from sparsefold.spec import sizes as sz
+from sparsefold.spec.compute import Input, Literal
+from sparsefold.spec.errors import IllFormedProgram, InvalidData
+from sparsefold.spec.ir import Node
+
+__all__ = ["LazyArray", "asarray", "symbol", "lift"]
+
+_names = itertools.count()
+
+
+class LazyArray:
+    """An array-valued program. Supports NumPy-style operators, indexing and methods; every
+    operation builds IR and checks it immediately (ill-formed programs fail here)."""
+
+    __slots__ = ("node", "bindings")
+    __array_priority__ = 1000  # NumPy defers to our operators (ndarray * LazyArray)
+    __hash__ = None  # == builds a comparison, so arrays are not hashable (like NumPy's)
+
+    def __init__(self, node: Node, bindings: Mapping[str, Any] | None = None):
+        self.node = node
+        self.bindings = dict(bindings or {})
+
+    # --- description ---------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple:
+        """Sizes: ints where known, size expressions (``I``, ``I*J``) where symbolic."""
+        return tuple(sz.const_value(n) if sz.is_const(n) else n for n in self.node.shape)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.node.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self.node.ndim
+
+    @property
+    def size(self):
+        n = sz.product(self.node.shape)
+        return sz.const_value(n) if sz.is_const(n) else n
+
+    def __len__(self) -> int:
+        if not self.ndim:
+            raise TypeError("len() of a 0-d array")
+        n = self.shape[0]
+        if not isinstance(n, int):
+            raise TypeError(f"len() of an array whose first size is symbolic ({n})")
+        return n
+
+    def __repr__(self) -> str:
+        head = f"<sparsefold.LazyArray shape={self.shape} dtype={self.dtype}>"
+        return head + "\n" + repr(self.node)
+
+    def __bool__(self):
+        raise TypeError("the truth value of a lazy array is unknown until it is computed; "
+                        "call .interpret() first")
+
+    # --- evaluation ----------------------------------------------------------------------
+    def interpret(self, **inputs: Any) -> np.ndarray:
+        """Evaluate with the reference interpreter; ``inputs`` bind symbolic inputs by name."""
+        from sparsefold.interp import evaluate
+        return evaluate(self.node, {**self.bindings, **inputs})
+
+    def __array__(self, dtype=None, copy=None):
+        out = self.interpret()
+        return out if dtype is None else out.astype(dtype)
+
+    # --- methods mirroring NumPy ---------------------------------------------------------
+    @property
+    def T(self) -> LazyArray:
+        return _f().permute_dims(self, tuple(reversed(range(self.ndim))))
+
+    def reshape(self, *shape, copy=None) -> LazyArray:
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        return _f().reshape(self, shape, copy=copy)
+
+    def __getitem__(self, key) -> LazyArray:
+        from sparsefold.indexing import getitem
+        return getitem(self, key)
+
+    def sum(self, axis=None, dtype=None, keepdims=False): return _f().sum(self, axis=axis, dtype=dtype, keepdims=keepdims)  # noqa: E501
+    def prod(self, axis=None, dtype=None, keepdims=False): return _f().prod(self, axis=axis, dtype=dtype, keepdims=keepdims)  # noqa: E501
+    def max(self, axis=None, keepdims=False): return _f().max(self, axis=axis, keepdims=keepdims)
+    def min(self, axis=None, keepdims=False): return _f().min(self, axis=axis, keepdims=keepdims)
+
+    # --- operators (NumPy broadcasting and promotion) -------------------------------------
+    def __add__(self, o): return _f().add(self, o)
+    def __radd__(self, o): return _f().add(o, self)
+    def __sub__(self, o): return _f().subtract(self, o)
+    def __rsub__(self, o): return _f().subtract(o, self)
+    def __mul__(self, o): return _f().multiply(self, o)
+    def __rmul__(self, o): return _f().multiply(o, self)
+    def __truediv__(self, o): return _f().divide(self, o)
+    def __rtruediv__(self, o): return _f().divide(o, self)
+    def __pow__(self, o): return _f().pow(self, o)
+    def __rpow__(self, o): return _f().pow(o, self)
+    def __matmul__(self, o): return _f().matmul(self, o)
+    def __rmatmul__(self, o): return _f().matmul(o, self)
+    def __neg__(self): return _f().negative(self)
+    def __pos__(self): return self
+    def __abs__(self): return _f().abs(self)
+    def __lt__(self, o): return _f().less(self, o)
+    def __le__(self, o): return _f().less_equal(self, o)
+    def __gt__(self, o): return _f().greater(self, o)
+    def __ge__(self, o): return _f().greater_equal(self, o)
+    def __eq__(self, o): return _f().equal(self, o)  # type: ignore[override]
+    def __ne__(self, o): return _f().not_equal(self, o)  # type: ignore[override]
+    def __and__(self, o): return _f()._bool_op("logical_and", self, o)
+    def __rand__(self, o): return _f()._bool_op("logical_and", o, self)
+    def __or__(self, o): return _f()._bool_op("logical_or", self, o)
+    def __ror__(self, o): return _f()._bool_op("logical_or", o, self)
+
+
+def _f():
+    from sparsefold import functions
+    return functions
+
+
+def asarray(a: Any) -> LazyArray:
+    """Wrap a NumPy, scipy.sparse (any format) or pydata/sparse array as a program input.
+    No data is copied; the array is read when the program runs."""
+    if isinstance(a, LazyArray):
+        return a
+    if isinstance(a, (bool, int, float, complex, np.generic, list, tuple)):
+        a = np.asarray(a)
+    info = describe(a)
+    name = f"a{next(_names)}"
+    node = Input(name, info.shape, info.dtype, info.format)
+    return LazyArray(node, {name: a})
+
+
+def symbol(name: str, shape, dtype: Any = "float64", format: str = "dense") -> LazyArray:
+    """An input with (possibly symbolic) sizes: ``symbol("A", shape=("I", "J"))``. Bind data
+    later with ``.interpret(A=array)``."""
+    if isinstance(shape, (str, int)):
+        shape = (shape,)
+    return LazyArray(Input(name, tuple(shape), np.dtype(dtype) if not isinstance(
+        dtype, np.dtype) else dtype, format))
+
+
+def lift(x: Any) -> tuple[Node, dict[str, Any]]:
+    """The node for an operand and the bindings it brings: arrays become inputs, Python
+    scalars weak literals, NumPy scalars strong literals."""
+    if isinstance(x, LazyArray):
+        return x.node, x.bindings
+    if isinstance(x, (bool, int, float, complex, np.generic)):
+        return Literal(x), {}
+    try:
+        arr = asarray(x)
+    except InvalidData as exc:
+        raise IllFormedProgram(f"cannot use {type(x).__name__} as an array: {exc}") from None
+    return arr.node, arr.bindings
+
+
+def merge_bindings(*bindings: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for b in bindings:
+        for k, v in b.items():
+            if k in out and out[k] is not v:
+                raise IllFormedProgram(f"input name {k!r} is bound to two different arrays")
+            out[k] = v
+    return out

@@ -1,0 +1,128 @@
+"""Leaves and compute nodes: Input, Literal, Map, Reduce.
+
+Contraction is not a node: ``A @ B`` is ``Reduce(sum, Map(multiply, A[:, :, None],
+B[None]))`` — the front end builds it, and the engines recognise the pattern.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from sparsefold.spec.errors import IllFormedProgram
+from sparsefold.spec.formats import Format, named_format
+from sparsefold.spec.functions import ElementwiseFunction, check_dtype, get_monoid
+from sparsefold.spec.ir import Node, normalize_axis, show_shape
+from sparsefold.spec.ops_axes import broadcast_shapes
+from sparsefold.spec.sizes import Expr, as_expr, check_symbol_name, const_value
+
+__all__ = ["Input", "Literal", "Map", "Reduce"]
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Input(Node):
+    """A named array: shape of ints or size symbols (non-negative), dtype, storage format."""
+
+    name: str
+    shape: tuple[Expr, ...]
+    dtype: np.dtype
+    format: Format
+
+    def __post_init__(self):
+        check_symbol_name(self.name, what="input name")
+        shape = tuple(as_expr(n) for n in self.shape)
+        for n in shape:
+            v = const_value(n)
+            if v is not None and v < 0:
+                raise IllFormedProgram(
+                    f"input {self.name!r}: sizes must be non-negative, found {show_shape(shape)}")
+        fmt = self.format
+        fmt = named_format(fmt, len(shape)) if not isinstance(fmt, Format) else fmt
+        if fmt.ndim != len(shape):
+            raise IllFormedProgram(
+                f"input {self.name!r}: format {fmt} stores {fmt.ndim}-d arrays, "
+                f"found shape {show_shape(shape)}")
+        object.__setattr__(self, "format", fmt)
+        self._set(shape, check_dtype(self.dtype, what=f"input {self.name!r}"))
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Literal(Node):
+    """A scalar constant. ``weak`` literals (from Python scalars) follow NEP 50: they take
+    the dtype of the array they meet (``float32_array * 2`` stays float32)."""
+
+    value: Any
+    weak: bool = True
+
+    def __post_init__(self):
+        if isinstance(self.value, np.generic):
+            object.__setattr__(self, "weak", False)
+        elif not isinstance(self.value, (bool, int, float, complex)):
+            raise IllFormedProgram(f"expected a scalar, found {self.value!r}")
+        self._set((), check_dtype(np.asarray(self.value).dtype, what="scalar"))
+
+    def probe(self) -> Any:
+        """What NumPy should see for type promotion: the Python scalar, or a typed one."""
+        return self.value if self.weak else np.asarray(self.value).dtype
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Map(Node):
+    """``fn`` applied elementwise to ``args`` broadcast together (NumPy's rules)."""
+
+    fn: ElementwiseFunction
+    args: tuple[Node, ...]
+
+    def operands(self): return self.args
+
+    def __post_init__(self):
+        if len(self.args) != self.fn.arity:
+            raise IllFormedProgram(
+                f"{self.fn.name} takes {self.fn.arity} arguments, found {len(self.args)}")
+        for a in self.args:
+            if not isinstance(a, Node):
+                raise IllFormedProgram(f"{self.fn.name}: expected arrays, found {a!r}")
+        shape = broadcast_shapes(*(a.shape for a in self.args))
+        probes = tuple(a.probe() if isinstance(a, Literal) else a.dtype for a in self.args)
+        if all(isinstance(a, Literal) and a.weak for a in self.args):
+            probes = tuple(a.dtype for a in self.args)
+        self._set(shape, self.fn.result_dtype(probes))
+
+    def params(self):
+        return {"fn": self.fn.name}
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Reduce(Node):
+    """Combine ``arg`` over ``axes`` with a monoid (sum, prod, max, min, any, all).
+
+    Reducing over a 0-length axis gives the monoid's identity; max/min have none, so that is
+    ill-formed when the size is known (NumPy raises too). ``dtype`` is the accumulator and
+    result dtype (NumPy's default: platform int for integer sums)."""
+
+    arg: Node
+    axes: tuple[int, ...]
+    monoid: str
+    dtype_request: np.dtype | None = None
+
+    def operands(self): return (self.arg,)
+
+    def __post_init__(self):
+        m = get_monoid(self.monoid)
+        nd = self.arg.ndim
+        axes = tuple(sorted(normalize_axis(a, nd, what=f"{self.monoid} axis") for a in self.axes))
+        if len(set(axes)) != len(axes):
+            raise IllFormedProgram(f"{self.monoid}: repeated axis in {self.axes}")
+        object.__setattr__(self, "axes", axes)
+        if m.identity is None:
+            for a in axes:
+                if const_value(self.arg.shape[a]) == 0:
+                    raise IllFormedProgram(
+                        f"{self.monoid}: zero-size reduction over axis {a} of shape "
+                        f"{show_shape(self.arg.shape)}; {self.monoid} has no identity")
+        req = None if self.dtype_request is None else check_dtype(self.dtype_request)
+        object.__setattr__(self, "dtype_request", req)
+        shape = tuple(n for d, n in enumerate(self.arg.shape) if d not in axes)
+        self._set(shape, m.result_dtype(self.arg.dtype, req))

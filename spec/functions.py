@@ -1,0 +1,231 @@
+"""Elementwise functions and reduction monoids, with the algebraic facts the compiler needs.
+
+An elementwise function's *meaning* is its NumPy implementation, applied with NumPy's type
+promotion (NEP 50: Python scalars are "weak"). Its declared facts decide how a sparse
+compiler may iterate it:
+
+* ``annihilates`` — argument positions ``p`` with ``f(..., x_p = 0, ...) == 0`` for every
+  value of the other arguments. Multiply annihilates at both positions: an *intersection*
+  merge is exact. For floats the fact holds only when the other operands are finite
+  (``0 * nan`` is ``nan``), so ``annihilation_needs_finite`` records that (STYLE 5: never
+  rewrite ``0 * x`` to ``0`` for floats).
+* ``identity`` — a value ``e`` with ``f(x, e) == f(e, x) == x`` (0 for add, 1 for multiply).
+* ``value_at_zero(dtypes)`` — ``f(0, ..., 0)``: when it is 0 the output's fill value is 0
+  and a *union* merge is exact; otherwise the result is dense (e.g. ``x + 1``, ``x == y``).
+
+Users add functions with :func:`register_function`; the facts they declare are checked
+against the implementation on sample values (:func:`check_facts`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from sparsefold.spec.errors import IllFormedProgram
+from sparsefold.spec.sizes import check_symbol_name
+
+__all__ = [
+    "ElementwiseFunction", "FUNCTIONS", "register_function", "get_function", "check_facts",
+    "Monoid", "MONOIDS", "get_monoid", "result_dtype", "check_dtype",
+]
+
+_SUPPORTED_KINDS = "biufc"  # bool, signed, unsigned, float, complex
+
+
+def check_dtype(dtype: Any, *, what: str = "dtype") -> np.dtype:
+    """A NumPy numeric dtype, or :class:`IllFormedProgram` naming what was found."""
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise IllFormedProgram(f"{what}: expected a numeric dtype, found {dtype!r}") from None
+    if dt.kind not in _SUPPORTED_KINDS or dt.byteorder not in "=|":
+        raise IllFormedProgram(
+            f"{what}: expected a native bool/int/uint/float/complex dtype, found {dt}")
+    return dt
+
+
+def _probe(arg: Any) -> Any:
+    """A stand-in for an argument when working out result dtypes: an empty array of its
+    dtype, or the Python scalar itself (so NumPy treats it as weak)."""
+    return np.empty(0, arg) if isinstance(arg, np.dtype) else arg
+
+
+@dataclass(frozen=True, slots=True)
+class ElementwiseFunction:
+    """A scalar function applied elementwise with NumPy broadcasting and promotion."""
+
+    name: str
+    arity: int
+    impl: Callable[..., Any]                 # NumPy meaning: impl(*arrays) -> array
+    c_expr: str | None = None                # Cython text with {0}, {1}, ... placeholders
+    annihilates: tuple[int, ...] = ()        # positions p: f(.., 0 at p, ..) == 0
+    annihilation_needs_finite: bool = True   # floats: only when other operands are finite
+    identity: Any = None                     # e with f(x, e) == x (binary functions)
+    commutative: bool = False
+    associative: bool = False
+    doc: str = ""
+
+    def result_dtype(self, args: tuple[Any, ...]) -> np.dtype:
+        """Result dtype by NumPy's rules; ``args`` are dtypes or weak Python scalars."""
+        return result_dtype(self.impl, args, what=self.name)
+
+    def value_at_zero(self, dtypes: tuple[np.dtype, ...]) -> Any:
+        """``f(0, ..., 0)`` for arguments of these dtypes (the output's fill value)."""
+        zeros = [np.zeros((), dt) for dt in dtypes]
+        with np.errstate(all="ignore"):
+            return self.impl(*zeros)[()]
+
+
+def result_dtype(impl: Callable, args: tuple[Any, ...], *, what: str) -> np.dtype:
+    try:
+        with np.errstate(all="ignore"):
+            out = impl(*(_probe(a) for a in args))
+    except (TypeError, OverflowError, ValueError) as exc:
+        found = ", ".join(str(a) for a in args)
+        raise IllFormedProgram(f"{what}: no NumPy loop for arguments ({found}): {exc}") from None
+    return check_dtype(np.asarray(out).dtype, what=f"result of {what}")
+
+
+FUNCTIONS: dict[str, ElementwiseFunction] = {}
+
+
+def register_function(name: str, arity: int, impl: Callable, **facts) -> ElementwiseFunction:
+    """Register an elementwise function (user-facing). ``facts`` as in
+    :class:`ElementwiseFunction`; they are checked on sample values before registering."""
+    check_symbol_name(name, what="function name")
+    if name in FUNCTIONS:
+        raise IllFormedProgram(f"an elementwise function named {name!r} already exists")
+    if not isinstance(arity, int) or arity < 1:
+        raise IllFormedProgram(f"arity must be a positive integer, found {arity!r}")
+    fn = ElementwiseFunction(name, arity, impl, **facts)
+    problems = check_facts(fn)
+    if problems:
+        raise IllFormedProgram(f"declared facts of {name!r} do not hold: {'; '.join(problems)}")
+    FUNCTIONS[name] = fn
+    return fn
+
+
+def get_function(name: str) -> ElementwiseFunction:
+    try:
+        return FUNCTIONS[name]
+    except KeyError:
+        raise IllFormedProgram(
+            f"unknown elementwise function {name!r}; known: {sorted(FUNCTIONS)}") from None
+
+
+_SAMPLES = {
+    "b": np.array([False, True]),
+    "i": np.array([-3, -1, 0, 1, 2, 7], dtype=np.int64),
+    "f": np.array([-2.5, -1.0, 0.0, 0.5, 1.0, 3.0]),
+}
+
+
+def check_facts(fn: ElementwiseFunction, kinds: str = "bif") -> list[str]:
+    """Check declared facts against ``impl`` on sample values; return the violations."""
+    problems: list[str] = []
+    for kind in kinds:
+        sample = _SAMPLES[kind]
+        grids = np.meshgrid(*([sample] * fn.arity), indexing="ij")
+        args = [g.ravel() for g in grids]
+        try:
+            with np.errstate(all="ignore"):
+                base = fn.impl(*args)
+        except TypeError:
+            continue  # no loop for this kind: nothing to check
+        zero = np.zeros_like(sample[:1])
+        for p in fn.annihilates:
+            with np.errstate(all="ignore"):
+                vals = fn.impl(*[np.broadcast_to(zero, a.shape) if q == p else a
+                                 for q, a in enumerate(args)])
+            if not np.all(vals == 0):
+                problems.append(f"f(..., 0 at position {p}, ...) != 0 for {sample.dtype}")
+        if fn.identity is not None and fn.arity == 2 and kind != "b":
+            e = np.full_like(sample, fn.identity)
+            with np.errstate(all="ignore"):
+                left, right = fn.impl(sample, e), fn.impl(e, sample)
+            if not (np.array_equal(left, sample) and np.array_equal(right, sample)):
+                problems.append(f"{fn.identity!r} is not an identity for {sample.dtype}")
+        if fn.commutative and fn.arity == 2:
+            with np.errstate(all="ignore"):
+                swapped = fn.impl(args[1], args[0])
+            if not np.array_equal(base, swapped, equal_nan=base.dtype.kind in "fc"):
+                problems.append(f"not commutative for {sample.dtype}")
+    return problems
+
+
+def _builtin(name, arity, impl, c_expr, doc, **facts):
+    FUNCTIONS[name] = ElementwiseFunction(name, arity, impl, c_expr, doc=doc, **facts)
+
+
+# name, arity, NumPy meaning, Cython text, doc, facts
+_builtin("add", 2, np.add, "({0} + {1})", "x + y", identity=0, commutative=True,
+         associative=True)
+_builtin("subtract", 2, np.subtract, "({0} - {1})", "x - y")
+_builtin("multiply", 2, np.multiply, "({0} * {1})", "x * y", annihilates=(0, 1), identity=1,
+         commutative=True, associative=True)
+_builtin("divide", 2, np.true_divide, "({0} / {1})",
+         "x / y (true division: integers give float; x/0 is ±inf, 0/0 nan)")
+_builtin("power", 2, np.power, "({0} ** {1})", "x ** y (0 ** 0 == 1, so not zero-preserving)")
+_builtin("maximum", 2, np.maximum, "max({0}, {1})", "max(x, y), nan propagates",
+         commutative=True, associative=True)
+_builtin("minimum", 2, np.minimum, "min({0}, {1})", "min(x, y), nan propagates",
+         commutative=True, associative=True)
+_builtin("negative", 1, np.negative, "(-{0})", "-x", annihilates=(0,),
+         annihilation_needs_finite=False)
+_builtin("abs", 1, np.abs, "abs({0})", "|x|", annihilates=(0,), annihilation_needs_finite=False)
+for _name, _np, _sym in [("less", np.less, "<"), ("less_equal", np.less_equal, "<="),
+                         ("equal", np.equal, "=="), ("not_equal", np.not_equal, "!="),
+                         ("greater", np.greater, ">"), ("greater_equal", np.greater_equal, ">=")]:
+    _builtin(_name, 2, _np, f"({{0}} {_sym} {{1}})", f"x {_sym} y (bool)",
+             commutative=_name in ("equal", "not_equal"))
+_builtin("logical_and", 2, np.logical_and, "({0} and {1})", "x and y (bool)",
+         annihilates=(0, 1), annihilation_needs_finite=False, commutative=True,
+         associative=True)
+_builtin("logical_or", 2, np.logical_or, "({0} or {1})", "x or y (bool)", commutative=True,
+         associative=True)
+_builtin("where", 3, np.where, "({1} if {0} else {2})", "y where c else z")
+
+
+@dataclass(frozen=True, slots=True)
+class Monoid:
+    """A reduction: NumPy's reduction function, its identity, and its Cython combiner."""
+
+    name: str
+    impl: Callable[..., Any]             # np.sum etc., called with axis= and dtype= where valid
+    identity: Any                        # None: no identity (max/min of nothing is an error)
+    c_combine: str                       # Cython text combining accumulator {0} with {1}
+    takes_dtype: bool = True
+    zero_is_identity: bool = field(init=False, default=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "zero_is_identity", self.identity in (0, False))
+
+    def result_dtype(self, dtype: np.dtype, requested: np.dtype | None = None) -> np.dtype:
+        kwargs = {"dtype": requested} if requested is not None else {}
+        if requested is not None and not self.takes_dtype:
+            raise IllFormedProgram(f"{self.name} does not take a dtype argument")
+        out = self.impl(np.zeros((1,), dtype), axis=0, **kwargs)
+        return check_dtype(np.asarray(out).dtype, what=f"result of {self.name}")
+
+
+MONOIDS: dict[str, Monoid] = {
+    m.name: m for m in [
+        Monoid("sum", np.sum, 0, "{0} + {1}"),
+        Monoid("prod", np.prod, 1, "{0} * {1}"),
+        Monoid("max", np.max, None, "max({0}, {1})", takes_dtype=False),
+        Monoid("min", np.min, None, "min({0}, {1})", takes_dtype=False),
+        Monoid("any", np.any, False, "{0} or {1}", takes_dtype=False),
+        Monoid("all", np.all, True, "{0} and {1}", takes_dtype=False),
+    ]
+}
+
+
+def get_monoid(name: str) -> Monoid:
+    try:
+        return MONOIDS[name]
+    except KeyError:
+        raise IllFormedProgram(f"unknown reduction {name!r}; known: {sorted(MONOIDS)}") from None

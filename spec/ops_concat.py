@@ -1,0 +1,73 @@
+"""Concat: the piecewise operator. Operand ``p`` owns output coordinates
+``off_p <= k_axis < off_p + n_p`` on the concat axis, with ``off_p = n_0 + ... + n_{p-1}``;
+the guards partition the output (the verifier proves it). Stack is expand_dims + concat and
+lives in the front end."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from sparsefold.spec.errors import IllFormedProgram
+from sparsefold.spec.ir import Node, Piece, ShapeOp, normalize_axis, require_equal, show_shape
+from sparsefold.spec.sizes import TRUE, Const, Expr, add, and_, in_coords, le, lt, out_coords, \
+    sub
+
+__all__ = ["Concat"]
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Concat(ShapeOp):
+    """Join ``args`` along ``axis`` (``np.concatenate``); dtypes promote as NumPy does."""
+
+    args: tuple[Node, ...]
+    axis: int
+
+    def operands(self): return self.args
+
+    def check(self, shapes):
+        if not shapes:
+            raise IllFormedProgram("concat: expected at least one array, found none")
+        nd = len(shapes[0])
+        if nd == 0:
+            raise IllFormedProgram("concat: zero-dimensional arrays cannot be concatenated")
+        a = normalize_axis(self.axis, nd, what="concat axis")
+        for p, s in enumerate(shapes):
+            if len(s) != nd:
+                raise IllFormedProgram(
+                    f"concat: all arrays must have the same number of dimensions; array 0 "
+                    f"has shape {show_shape(shapes[0])} but array {p} has {show_shape(s)}")
+            for d in range(nd):
+                if d != a:
+                    require_equal(shapes[0][d], s[d],
+                                  f"concat: axis {d} of array 0 and array {p}")
+
+    def _offsets(self, shapes) -> tuple[Expr, ...]:
+        a = normalize_axis(self.axis, len(shapes[0]))
+        offs, total = [], Const(0)
+        for s in shapes:
+            offs.append(total)
+            total = add(total, s[a])
+        return tuple(offs) + (total,)
+
+    def shape_rule(self, shapes):
+        a = normalize_axis(self.axis, len(shapes[0]))
+        return shapes[0][:a] + (self._offsets(shapes)[-1],) + shapes[0][a + 1:]
+
+    def result_dtype(self):
+        return np.result_type(*(o.dtype for o in self.args))
+
+    def pieces(self, shapes):
+        nd = len(shapes[0])
+        a = normalize_axis(self.axis, nd)
+        offs = self._offsets(shapes)
+        k, i = out_coords(nd), in_coords(nd)
+        out = []
+        for p, s in enumerate(shapes):
+            lo, hi = offs[p], offs[p + 1]
+            guard = and_(le(lo, k[a]), lt(k[a], hi))
+            backward = k[:a] + (sub(k[a], lo),) + k[a + 1:]
+            forward = i[:a] + (add(i[a], lo),) + i[a + 1:]
+            out.append(Piece(p, guard, backward, TRUE, forward))
+        return tuple(out)

@@ -1,0 +1,199 @@
+"""Strided slicing, integer indexing and constant padding.
+
+Slice bounds follow Python/NumPy exactly (negative indices count from the end, out-of-range
+bounds are clipped, negative steps walk backwards). They are normalized once, here, to
+``(first, step, count)`` per axis; then
+
+* backward: ``c = first + k * step``
+* forward guard (step > 0): ``first <= c  and (c - first) % step == 0  and (c - first) // step < count``
+  (step < 0: the same with ``first - c`` and ``-step``)
+* forward: ``k = (c - first) // step``  (step < 0: ``(first - c) // -step``)
+
+Symbolic bounds (a size symbol such as ``"J"``) are taken to be non-negative.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from sparsefold.spec.errors import IllFormedProgram
+from sparsefold.spec.ir import Node, Piece, ShapeOp, normalize_axis, show_shape
+from sparsefold.spec.sizes import TRUE, Const, Expr, add, and_, as_expr, ceil_div, \
+    const_value, eq, floordiv, in_coords, le, lt, maximum, minimum, mod, mul, out_coords, sub
+
+__all__ = ["Slice", "Index", "Pad", "normalize_slice"]
+
+
+def _bound(c: Any, n: Expr, *, lo: int, hi: Expr) -> Expr:
+    """A start/stop index normalized NumPy's way and clipped to ``[lo, hi]``."""
+    v = const_value(as_expr(c))
+    if v is not None and v < 0:
+        return maximum(add(n, v), lo)
+    return minimum(as_expr(c), hi)
+
+
+def normalize_slice(n: Expr, start: Any, stop: Any, step: Any) -> tuple[Expr, int, Expr]:
+    """``(first, step, count)`` of ``range(n)[start:stop:step]``, exactly as Python does."""
+    if step is None:
+        step = 1
+    if isinstance(step, (bool, np.bool_)) or not isinstance(step, (int, np.integer)):
+        raise IllFormedProgram(f"slice step must be a non-zero integer, found {step!r}")
+    step = int(step)
+    if step == 0:
+        raise IllFormedProgram("slice step must be a non-zero integer, found 0")
+    if step > 0:
+        first = Const(0) if start is None else _bound(start, n, lo=0, hi=n)
+        last = n if stop is None else _bound(stop, n, lo=0, hi=n)
+        count = ceil_div(maximum(sub(last, first), 0), step)
+    else:
+        top = sub(n, 1)
+        first = top if start is None else _bound(start, n, lo=-1, hi=top)
+        last = Const(-1) if stop is None else _bound(stop, n, lo=-1, hi=top)
+        count = ceil_div(maximum(sub(first, last), 0), -step)
+    return first, step, count
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Slice(ShapeOp):
+    """``arg[start0:stop0:step0, start1:stop1:step1, ...]``: one ``(start, stop, step)``
+    triple per axis (``None`` entries as in Python)."""
+
+    arg: Node
+    slices: tuple[tuple[Any, Any, Any], ...]
+
+    def operands(self): return (self.arg,)
+
+    def _normalized(self, s):
+        return [normalize_slice(n, *t) for n, t in zip(s, self.slices)]
+
+    def check(self, shapes):
+        (s,) = shapes
+        if len(self.slices) != len(s):
+            raise IllFormedProgram(
+                f"slice: expected one (start, stop, step) per axis of shape {show_shape(s)}, "
+                f"found {len(self.slices)}")
+        for t in self.slices:
+            if len(t) != 3:
+                raise IllFormedProgram(f"slice: expected (start, stop, step), found {t!r}")
+            for b in t[:2]:
+                if b is not None:
+                    as_expr(b)
+        self._normalized(s)
+
+    def shape_rule(self, shapes):
+        return tuple(count for _, _, count in self._normalized(shapes[0]))
+
+    def pieces(self, shapes):
+        (s,) = shapes
+        norm = self._normalized(s)
+        k, i = out_coords(len(s)), in_coords(len(s))
+        backward = tuple(add(first, mul(k[d], step)) for d, (first, step, _) in enumerate(norm))
+        guards, forward = [], []
+        for d, (first, step, count) in enumerate(norm):
+            dist = sub(i[d], first) if step > 0 else sub(first, i[d])
+            r = abs(step)
+            guards += [le(0, dist), eq(mod(dist, r), 0), lt(floordiv(dist, r), count)]
+            forward.append(floordiv(dist, r))
+        return (Piece(0, TRUE, backward, and_(*guards), tuple(forward)),)
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Index(ShapeOp):
+    """``arg[..., index, ...]`` at ``axis``: the axis is dropped. Negative indices count from
+    the end; an index out of range is ill-formed (symbolic: required ``0 <= index < n``)."""
+
+    arg: Node
+    axis: int
+    index: Expr
+
+    def operands(self): return (self.arg,)
+
+    def _where(self, s) -> tuple[int, Expr]:
+        a = normalize_axis(self.axis, len(s), what="index axis")
+        idx, n = as_expr(self.index), s[a]
+        v, nv = const_value(idx), const_value(n)
+        if v is not None and nv is not None:
+            if not -nv <= v < nv:
+                raise IllFormedProgram(
+                    f"index {v} is out of bounds for axis {a} with size {nv}")
+            return a, Const(v % nv)
+        if v is not None and v < 0:
+            return a, add(n, v)
+        return a, idx
+
+    def check(self, shapes):
+        self._where(shapes[0])
+
+    def shape_rule(self, shapes):
+        (s,) = shapes
+        a, _ = self._where(s)
+        return s[:a] + s[a + 1:]
+
+    def requires(self, shapes):
+        (s,) = shapes
+        a, idx = self._where(s)
+        return and_(le(0, idx), lt(idx, s[a]))
+
+    def pieces(self, shapes):
+        (s,) = shapes
+        a, idx = self._where(s)
+        k, i = out_coords(len(s) - 1), in_coords(len(s))
+        backward = k[:a] + (idx,) + k[a:]
+        return (Piece(0, TRUE, backward, eq(i[a], idx), i[:a] + i[a + 1:]),)
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Pad(ShapeOp):
+    """``np.pad(arg, widths, constant_values=value)``: ``widths`` is one ``(before, after)``
+    per axis. Outside the interior the output is ``value`` — the fill value, 0 by default,
+    so padding a sparse array stores nothing new."""
+
+    arg: Node
+    widths: tuple[tuple[Expr, Expr], ...]
+    value: Any = 0
+
+    def operands(self): return (self.arg,)
+
+    @property
+    def fill(self):
+        return self.arg.dtype.type(self.value)
+
+    def check(self, shapes):
+        (s,) = shapes
+        if len(self.widths) != len(s):
+            raise IllFormedProgram(
+                f"pad: expected one (before, after) per axis of shape {show_shape(s)}, "
+                f"found {len(self.widths)}")
+        for w in self.widths:
+            if len(w) != 2:
+                raise IllFormedProgram(f"pad: expected (before, after), found {w!r}")
+            for x in w:
+                v = const_value(as_expr(x))
+                if v is not None and v < 0:
+                    raise IllFormedProgram(f"pad: widths must be non-negative, found {x}")
+        dt = self.arg.dtype
+        try:
+            with np.errstate(all="raise"):
+                cast = np.asarray(self.value, dtype=dt)
+                exact = cast == self.value or (np.isnan(cast) and np.isnan(self.value))
+        except (TypeError, ValueError, OverflowError, FloatingPointError):
+            exact = False
+        if not np.all(exact) or np.ndim(self.value) != 0:
+            raise IllFormedProgram(
+                f"pad: the constant {self.value!r} is not exactly representable in {dt}")
+
+    def shape_rule(self, shapes):
+        (s,) = shapes
+        return tuple(add(add(b, n), a) for n, (b, a) in zip(s, self.widths))
+
+    def pieces(self, shapes):
+        (s,) = shapes
+        k, i = out_coords(len(s)), in_coords(len(s))
+        guard = and_(*(and_(le(b, k[d]), lt(k[d], add(b, s[d])))
+                       for d, (b, _) in enumerate(self.widths)))
+        backward = tuple(sub(k[d], b) for d, (b, _) in enumerate(self.widths))
+        forward = tuple(add(i[d], b) for d, (b, _) in enumerate(self.widths))
+        return (Piece(0, guard, backward, TRUE, forward),)
