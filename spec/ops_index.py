@@ -5,8 +5,8 @@ bounds are clipped, negative steps walk backwards). They are normalized once, he
 ``(first, step, count)`` per axis; then
 
 * backward: ``c = first + k * step``
-* forward guard (step > 0): ``first <= c  and (c - first) % step == 0  and (c - first) // step < count``
-  (step < 0: the same with ``first - c`` and ``-step``)
+* forward guard (step > 0): ``first <= c``, ``(c - first) % step == 0`` and
+  ``(c - first) // step < count`` (step < 0: the same with ``first - c`` and ``-step``)
 * forward: ``k = (c - first) // step``  (step < 0: ``(first - c) // -step``)
 
 Symbolic bounds (a size symbol such as ``"J"``) are taken to be non-negative.

@@ -170,8 +170,8 @@ def reshape_steps(shape: Shape, target: tuple) -> tuple[tuple[Expr, ...], list[t
     """Plan ``reshape(shape -> target)`` as collapse/split steps.
 
     Returns the resolved target and a list of steps applied left to right:
-    ``("collapse", start, stop)``, ``("split", axis, sizes)``, ``("expand", axis, count)``
-    (insert size-1 axes) and ``("squeeze", axis)`` (drop a size-1 axis). Axes are grouped where products of
+    ``("collapse", start, stop)``, ``("split", axis, sizes)``, ``("squeeze", axis)`` (drop
+    a size-1 axis) and ``("expand", axis, count)`` (insert size-1 axes). Axes are grouped where products of
     consecutive input and output sizes agree, so ``(I, J, K) -> (I, J*K)`` is one collapse
     rather than collapse-everything-then-split.
     """
