@@ -172,8 +172,8 @@ def reshape_steps(shape: Shape, target: tuple) -> tuple[tuple[Expr, ...], list[t
     Returns the resolved target and a list of steps applied left to right:
     ``("collapse", start, stop)``, ``("split", axis, sizes)``, ``("squeeze", axis)`` (drop
     a size-1 axis) and ``("expand", axis, count)`` (insert size-1 axes). Axes are grouped
-    where products of consecutive input and output sizes agree, so ``(I, J, K) -> (I, J*K)`` is one collapse
-    rather than collapse-everything-then-split.
+    where products of consecutive input and output sizes agree, so ``(I, J, K) -> (I, J*K)``
+    is one collapse rather than collapse-everything-then-split.
     """
     target = _resolve_target(shape, target)
     groups = _groups(shape, target)
