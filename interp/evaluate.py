@@ -137,7 +137,10 @@ def eval_map(node: Map, args, env) -> np.ndarray:
             operands.append(value)
         else:
             operands.append(eval_shape_op(BroadcastTo(arg, target), [value], env))
-    out = node.fn.impl(*operands)
+    try:
+        out = node.fn.impl(*operands)
+    except ValueError as exc:  # e.g. integers to negative integer powers: the data's fault
+        raise InvalidData(f"{node.fn.name}: {exc}") from None
     return np.asarray(out).astype(node.dtype, copy=False).reshape(
         tuple(_size(n, env) for n in target))
 

@@ -239,8 +239,11 @@ def _reduce(monoid: str, x, axis, keepdims: bool, dtype=None) -> LazyArray:
         axes = tuple(range(node.ndim))
     elif isinstance(axis, (int, np.integer)):
         axes = (int(axis),)
-    else:
+    elif isinstance(axis, (tuple, list)):
         axes = tuple(axis)
+    else:
+        raise IllFormedProgram(f"{monoid}: axis must be None, an int or a tuple of ints, "
+                               f"found {axis!r}")
     out: Node = Reduce(node, axes, monoid, dtype)
     if keepdims:
         for a in out.axes if isinstance(out, Reduce) else ():
@@ -284,7 +287,8 @@ def matmul(x1, x2, /) -> LazyArray:
     require_equal(a2.shape[-1], b2.shape[-2],
                   f"matmul: contracted axis of x1 {a.shape} and x2 {b.shape}")
     prod_ = Map(get_function("multiply"), (ExpandDims(a2, a2.ndim), ExpandDims(b2, b2.ndim - 2)))
-    out: Node = Reduce(prod_, (prod_.ndim - 2,), "sum")
+    # NumPy's matmul accumulates in the product's dtype (int32 stays int32, bool is "or")
+    out: Node = Reduce(prod_, (prod_.ndim - 2,), "sum", prod_.dtype)
     if b.ndim == 1:
         out = Squeeze(out, (out.ndim - 1,))
     if a.ndim == 1:
@@ -325,7 +329,8 @@ def tensordot(x1, x2, /, *, axes=2) -> LazyArray:
         pb = ExpandDims(pb, 0)                           # (1..., c, free_b)
     prod_ = Map(get_function("multiply"), (pa, pb))
     contracted = tuple(range(len(free_a), len(free_a) + len(ax_a)))
-    return _wrap(Reduce(prod_, contracted, "sum"), ba, bb)
+    # like np.tensordot (np.dot), accumulate in the product's dtype: int32 stays int32
+    return _wrap(Reduce(prod_, contracted, "sum", prod_.dtype), ba, bb)
 
 
 _ = Any

@@ -151,8 +151,8 @@ def symbol(name: str, shape, dtype: Any = "float64", format: str = "dense") -> L
     later with ``.interpret(A=array)``."""
     if isinstance(shape, (str, int)):
         shape = (shape,)
-    return LazyArray(Input(name, tuple(shape), np.dtype(dtype) if not isinstance(
-        dtype, np.dtype) else dtype, format))
+    # Input checks the dtype itself, so a bad one is IllFormedProgram, not numpy's TypeError
+    return LazyArray(Input(name, tuple(shape), dtype, format))
 
 
 def lift(x: Any) -> tuple[Node, dict[str, Any]]:
