@@ -198,6 +198,11 @@ def eval_reduce_plain(node: Reduce, operands) -> np.ndarray:
 def eval_shape_op(node: ShapeOp, args, env) -> np.ndarray:
     """spec.ir.ShapeOp (every shape operator): the gather of its index map."""
     im = node.index_map()
+    # a precondition on symbolic sizes (an index within its axis) is first decidable here,
+    # once the data has bound the sizes; the data is at fault when it fails
+    if not sz.evaluate(im.requires, env):
+        raise InvalidData(f"{type(node).__name__}: expected sizes with {im.requires}, found "
+                          f"{dict(sorted(env.items()))}")
     out_shape = tuple(_size(n, env) for n in im.out_shape)
     if im.fill is None:
         out = np.empty(out_shape, dtype=node.dtype)

@@ -111,10 +111,11 @@ def stack(arrays: Sequence, /, *, axis: int = 0) -> LazyArray:
 
 
 def hstack(arrays: Sequence) -> LazyArray:
-    """NumPy's ``hstack``: concat along axis 1, or axis 0 for 1-d arrays."""
-    lifted = [asarray_node(a) for a in arrays]
-    axis = 0 if lifted and lifted[0].ndim == 1 else 1
-    return concat(list(arrays), axis=axis)
+    """NumPy's ``hstack``: 0-d arrays become 1-d (``atleast_1d``), then concat along axis 1,
+    or axis 0 when the first array is 1-d."""
+    arrays = [a if asarray_node(a).ndim else reshape(a, (1,)) for a in arrays]
+    axis = 0 if arrays and asarray_node(arrays[0]).ndim == 1 else 1
+    return concat(arrays, axis=axis)
 
 
 def vstack(arrays: Sequence) -> LazyArray:
@@ -132,7 +133,7 @@ def reshape(x, /, shape, *, copy: bool | None = None) -> LazyArray:
     if copy is False:
         raise IllFormedProgram("reshape: copy=False cannot be honoured by a lazy program")
     node, b = _one(x)
-    if isinstance(shape, (int, str, sz.Expr)):
+    if isinstance(shape, (int, np.integer, str, sz.Expr)):
         shape = (shape,)
     target, steps = reshape_steps(node.shape, tuple(shape))
     for step in steps:
@@ -186,13 +187,13 @@ def squeeze(x, /, axis=None) -> LazyArray:
     if axis is None:
         axes = tuple(d for d, n in enumerate(node.shape) if n == sz.Const(1))
     else:
-        axes = (axis,) if isinstance(axis, int) else tuple(axis)
+        axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
     return _wrap(Squeeze(node, axes), b) if axes else _wrap(node, b)
 
 
 def broadcast_to(x, /, shape) -> LazyArray:
     node, b = _one(x)
-    if isinstance(shape, (int, str)):
+    if isinstance(shape, (int, np.integer, str, sz.Expr)):
         shape = (shape,)
     return _wrap(BroadcastTo(node, tuple(sz.as_expr(n) for n in shape)), b)
 
@@ -219,6 +220,8 @@ def _pad_widths(pw, ndim: int):
         pairs = [(arr[0], arr[1])] * ndim
     elif arr.shape == (1, 2):
         pairs = [(arr[0][0], arr[0][1])] * ndim
+    elif arr.shape in ((1, 1), (ndim, 1)):  # NumPy broadcasts pad_width to (ndim, 2)
+        pairs = [(r[0], r[0]) for r in np.broadcast_to(arr, (ndim, 1))]
     elif arr.ndim == 2 and arr.shape == (ndim, 2):
         pairs = [(r[0], r[1]) for r in arr]
     else:

@@ -125,7 +125,10 @@ class Index(ShapeOp):
         return a, idx
 
     def check(self, shapes):
-        self._where(shapes[0])
+        a, idx = self._where(shapes[0])
+        if self.requires(shapes) == Const(0):  # e.g. index J on an axis of size J
+            raise IllFormedProgram(
+                f"index {idx} is out of bounds for axis {a} with size {shapes[0][a]}")
 
     def shape_rule(self, shapes):
         (s,) = shapes
