@@ -60,6 +60,7 @@ MANIFEST = "manifest.json"
 MANIFEST_FORMAT = 1
 _LOCK_TIMEOUT_S = 600.0  # a build takes seconds; after this long the holder is presumed stuck
 _PRIVATE_BITS = stat.S_IWGRP | stat.S_IWOTH
+_OUR_PREFIXES = ("sfk_", ".build-", ".failed-", ".trash-")  # sfk_: see build.module_name_for
 
 T = TypeVar("T")
 
@@ -284,7 +285,9 @@ class DiskCache:
         except FileNotFoundError:
             return []
         for child in children:
-            if child.name == ".locks" or not child.is_dir() or child.is_symlink():
+            # Only names this module creates: the root may be shared with other files.
+            if not child.name.startswith(_OUR_PREFIXES) or child.is_symlink() \
+                    or not child.is_dir():
                 continue
             size = sum(f.stat().st_size for f in child.iterdir() if f.is_file())
             if child.name.startswith(".build-"):
