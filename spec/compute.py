@@ -114,7 +114,8 @@ class Reduce(Node):
         nd = self.arg.ndim
         axes = tuple(sorted(normalize_axis(a, nd, what=f"{self.monoid} axis") for a in self.axes))
         if len(set(axes)) != len(axes):
-            raise IllFormedProgram(f"{self.monoid}: repeated axis in {self.axes}")
+            raise IllFormedProgram(
+                f"{self.monoid}: expected distinct axes, found a repeated axis in {self.axes}")
         object.__setattr__(self, "axes", axes)
         if m.identity is None:
             for a in axes:
