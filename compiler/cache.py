@@ -222,7 +222,10 @@ class DiskCache:
         except OSError as exc:
             # A read-only root can still serve complete entries: they are never modified.
             if verify_entry(entry, expect) is None:
-                return load(entry / _read_manifest(entry)["so"]), False
+                try:
+                    return load(entry / _read_manifest(entry)["so"]), False
+                except ImportError:
+                    pass  # and it cannot be rebuilt here
             raise CacheUnusable(f"cannot lock {entry}: {exc}") from exc
         try:
             if verify_entry(entry, expect) is None:

@@ -382,3 +382,40 @@ def test_data_pointer_is_the_buffer_address_and_refuses_bad_arrays():
     assert build.data_pointer(frozen) > 0
     with pytest.raises(InternalError, match="read-only"):
         build.data_pointer(frozen, writable=True)
+
+
+@pytest.mark.cython
+def test_buffer_address_helper_reads_writes_and_refuses_bad_buffers(cache_root):
+    source = build.BUFFER_ADDRESS_PYX + '''
+
+def total(object x, Py_ssize_t n):
+    cdef const double* data = <const double*>_sf_address(x, 8, False)
+    cdef double acc = 0.0
+    cdef Py_ssize_t i
+    for i in range(n):
+        acc += data[i]
+    return acc
+
+
+def fill(object out, Py_ssize_t n, double value):
+    cdef double* data = <double*>_sf_address(out, 8, True)
+    cdef Py_ssize_t i
+    for i in range(n):
+        data[i] = value
+'''
+    module = build.load_module(source, name_hint="buffers")
+    x = np.arange(6.0)
+    assert module.total(x, 6) == 15.0
+    assert module.total(np.empty(0), 0) == 0.0
+    module.fill(x[2:], 4, 7.0)  # an offset view: the address is that of its first item
+    np.testing.assert_array_equal(x, [0, 1, 7, 7, 7, 7])
+    # NumPy reports refused buffer requests as ValueError (the protocol says BufferError).
+    with pytest.raises((BufferError, ValueError), match="not contiguous"):
+        module.total(np.arange(12.0)[::2], 6)
+    frozen = np.zeros(3)
+    frozen.flags.writeable = False
+    assert module.total(frozen, 3) == 0.0
+    with pytest.raises((BufferError, ValueError), match="read-only"):
+        module.fill(frozen, 3, 1.0)
+    with pytest.raises(ValueError, match="expected items of 8 bytes, got 4"):
+        module.total(np.zeros(3, np.int32), 3)
