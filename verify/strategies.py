@@ -192,13 +192,14 @@ def _slice_key(draw, shape: tuple[int, ...], max_step: int, allow_int: bool,
                allow_new_axes: bool, allow_ellipsis: bool) -> tuple:
     items: list[Any] = [draw(_axis_key(n, max_step=max_step, allow_int=allow_int))
                         for n in shape]
-    # omitted trailing axes mean ':'
-    if draw(st.booleans()):
-        items = items[:draw(st.integers(0, len(items)))]
     if allow_ellipsis and draw(st.booleans()):
+        # '...' stands for a run of axes; what follows it is aligned with the last axes
         a = draw(st.integers(0, len(items)))
         b = draw(st.integers(a, len(items)))
         items[a:b] = [Ellipsis]
+    elif draw(st.booleans()):
+        # omitted trailing axes mean ':'
+        items = items[:draw(st.integers(0, len(items)))]
     if allow_new_axes:
         for _ in range(draw(st.integers(0, 2))):
             items.insert(draw(st.integers(0, len(items))), None)
