@@ -1,0 +1,421 @@
+"""The language reference, generated from the spec so that it cannot drift from it.
+
+    python -m sparsefold.spec.docgen > docs/language.md
+
+Everything in the reference is *read* from the definitions: the index-expression table
+(:data:`sizes.OPS` and its C reading), every entry of :data:`SHAPE_OPERATORS` instantiated on
+symbolic inputs (its docstring, shape rule, requirements, fill and, per piece, guard,
+backward map, forward guard and forward map, printed as index expressions), the derived
+operators as the programs they are built from, the compute nodes, the elementwise functions
+with their declared facts, the monoids, the named formats with their levels, and the error
+classes. The only text written here is connective prose and the choice of examples.
+
+A new shape operator needs one entry in :data:`EXAMPLES` (the test suite checks that every
+operator is documented and that docs/language.md equals :func:`render`).
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from collections.abc import Callable
+
+import numpy as np
+
+from sparsefold.spec import compute, errors, formats
+from sparsefold.spec import sizes as sz
+from sparsefold.spec.compute import Input, Map, Reduce
+from sparsefold.spec.functions import FUNCTIONS, MONOIDS, get_function
+from sparsefold.spec.ir import Node, ShapeOp, show_shape
+from sparsefold.spec.ops_axes import BroadcastTo, ExpandDims, PermuteDims, Squeeze
+from sparsefold.spec.ops_concat import Concat
+from sparsefold.spec.ops_index import Index, Pad, Slice
+from sparsefold.spec.ops_reshape import Collapse, Split, reshape_steps
+from sparsefold.spec.printer import show_program
+
+__all__ = ["render", "main", "EXAMPLES", "DERIVED", "derived_programs"]
+
+F64 = np.dtype("float64")
+
+
+def _in(name: str, *shape: sz.ExprLike, fmt: str = "dense") -> Input:
+    """A symbolic input: ``_in("A", "I", "J")`` is ``A: float64[I, J]``."""
+    return Input(name, tuple(shape), F64, fmt)
+
+
+I, J, K, N = (sz.Sym(s) for s in "IJKN")
+
+# Per shape operator: (how a user writes it, the node) — representative parameters on
+# symbolic inputs, so the printed maps are the general ones.
+EXAMPLES: dict[str, list[tuple[str, Callable[[], ShapeOp]]]] = {
+    "collapse": [("reshape(A, (I*J, K))  with A: (I, J, K)",
+                  lambda: Collapse(_in("A", I, J, K), 0, 2))],
+    "split": [("reshape(A, (I, J, K))  with A: (I*J, K)",
+               lambda: Split(_in("A", I * J, K), 0, (I, J)))],
+    "concat": [("concat([A, B], axis=1)  with A: (I, J), B: (I, K)",
+                lambda: Concat((_in("A", I, J), _in("B", I, K)), 1))],
+    "slice": [("A[1::2, ::-1]  with A: (I, J)",
+               lambda: Slice(_in("A", I, J), ((1, None, 2), (None, None, -1)))),
+              ("A[S:E:3]  with A: (N,) and size symbols S, E",
+               lambda: Slice(_in("A", N), (("S", "E", 3),)))],
+    "index": [("A[:, P]  with A: (I, J) and a size symbol P",
+               lambda: Index(_in("A", I, J), 1, sz.Sym("P"))),
+              ("A[-1]  with A: (I, J)", lambda: Index(_in("A", I, J), 0, sz.Const(-1)))],
+    "broadcast_to": [("broadcast_to(A, (N, I, J))  with A: (1, J)",
+                      lambda: BroadcastTo(_in("A", 1, J), (N, I, J)))],
+    "expand_dims": [("expand_dims(A, axis=1)  with A: (I, J)",
+                     lambda: ExpandDims(_in("A", I, J), 1))],
+    "squeeze": [("squeeze(A, axis=1)  with A: (I, 1, J)",
+                 lambda: Squeeze(_in("A", I, 1, J), (1,)))],
+    "permute_dims": [("permute_dims(A, (2, 0, 1))  with A: (I, J, K)",
+                      lambda: PermuteDims(_in("A", I, J, K), (2, 0, 1)))],
+    "pad": [("pad(A, ((1, 2), (0, P)))  with A: (I, J)",
+             lambda: Pad(_in("A", I, J), ((sz.Const(1), sz.Const(2)),
+                                         (sz.Const(0), sz.Sym("P"))), 0))],
+}
+
+
+# --- derived operators: compositions of entries ---------------------------------------------
+
+def _reshape(node: Node, target: tuple) -> Node:
+    """Apply :func:`reshape_steps`' plan (the front end's reshape does the same)."""
+    _, steps = reshape_steps(node.shape, target)
+    for step in steps:
+        if step[0] == "collapse":
+            node = Collapse(node, step[1], step[2])
+        elif step[0] == "split":
+            node = Split(node, step[1], tuple(step[2]))
+        elif step[0] == "expand":
+            for _ in range(step[2]):
+                node = ExpandDims(node, step[1])
+        else:
+            node = Squeeze(node, (step[1],))
+    return node
+
+
+def _matmul(a: Node, b: Node) -> Node:
+    """2-d/1-d matmul: ``sum(a[:, :, None] * b[None, :, :], axis=1)``, then drop the axes a
+    1-d operand was given."""
+    a2 = ExpandDims(a, 0) if a.ndim == 1 else a
+    b2 = ExpandDims(b, 1) if b.ndim == 1 else b
+    prod = Map(get_function("multiply"), (ExpandDims(a2, a2.ndim), ExpandDims(b2, b2.ndim - 2)))
+    out: Node = Reduce(prod, (prod.ndim - 2,), "sum", prod.dtype)
+    if b.ndim == 1:
+        out = Squeeze(out, (out.ndim - 1,))
+    if a.ndim == 1:
+        out = Squeeze(out, (out.ndim - 1 if b.ndim == 1 else out.ndim - 2,))
+    return out
+
+
+def _tensordot(a: Node, b: Node, ax_a: tuple[int, ...], ax_b: tuple[int, ...]) -> Node:
+    free_a = tuple(d for d in range(a.ndim) if d not in ax_a)
+    free_b = tuple(d for d in range(b.ndim) if d not in ax_b)
+    pa: Node = PermuteDims(a, free_a + ax_a)
+    pb: Node = PermuteDims(b, ax_b + free_b)
+    for _ in free_b:
+        pa = ExpandDims(pa, pa.ndim)
+    for _ in free_a:
+        pb = ExpandDims(pb, 0)
+    prod = Map(get_function("multiply"), (pa, pb))
+    contracted = tuple(range(len(free_a), len(free_a) + len(ax_a)))
+    return Reduce(prod, contracted, "sum", prod.dtype)
+
+
+# name -> (composition, [(call as a user writes it, the program it denotes)])
+DERIVED: dict[str, tuple[str, list[tuple[str, Callable[[], Node]]]]] = {
+    "reshape": (
+        "Row-major (C order) reshape, `-1` allowed once. Planned by `reshape_steps` as a chain "
+        "of `collapse` and `split` (plus `expand_dims`/`squeeze` for size-1 axes), grouping "
+        "axes where products of consecutive input and output sizes agree.",
+        [("reshape(A, (I, J*K))  with A: (I, J, K)",
+          lambda: _reshape(_in("A", I, J, K), (I, J * K))),
+         ("reshape(A, (-1,))  with A: (I, J)", lambda: _reshape(_in("A", I, J), (-1,))),
+         ("reshape(A, (I, J))  with A: (I*J,)", lambda: _reshape(_in("A", I * J), (I, J)))]),
+    "stack": (
+        "`stack(arrays, axis)` = `concat([expand_dims(a, axis) for a in arrays], axis)`.",
+        [("stack([A, B], axis=0)  with A, B: (I, J)",
+          lambda: Concat((ExpandDims(_in("A", I, J), 0), ExpandDims(_in("B", I, J), 0)), 0))]),
+    "hstack": (
+        "NumPy's rule: `concat(arrays, axis=1)`, or `axis=0` when the arrays are 1-d.",
+        [("hstack([A, B])  with A: (I, J), B: (I, K)",
+          lambda: Concat((_in("A", I, J), _in("B", I, K)), 1)),
+         ("hstack([v, w])  with v: (N,), w: (K,)",
+          lambda: Concat((_in("v", N), _in("w", K)), 0))]),
+    "vstack": (
+        "NumPy's rule: 1-d arrays become rows (`reshape(a, (1, -1))`), then "
+        "`concat(arrays, axis=0)`.",
+        [("vstack([A, B])  with A: (I, J), B: (K, J)",
+          lambda: Concat((_in("A", I, J), _in("B", K, J)), 0)),
+         ("vstack([v, w])  with v, w: (N,)",
+          lambda: Concat((_reshape(_in("v", N), (1, -1)), _reshape(_in("w", N), (1, -1))), 0))]),
+    "matmul": (
+        "NumPy's `matmul`: `sum(x1[..., :, :, None] * x2[..., None, :, :], axis=-2)` "
+        "accumulated in the product's dtype (int32 stays int32, bool is *or*), leading "
+        "(batch) axes broadcast by `multiply`. A 1-d `x1` is first given a leading size-1 "
+        "axis and a 1-d `x2` a trailing one; those axes are squeezed from the result. "
+        "Contraction is not a node: the engines recognise `sum(multiply(...))`.",
+        [("matmul(A, B)  with A: (I, J), B: (J, K)",
+          lambda: _matmul(_in("A", I, J), _in("B", J, K))),
+         ("matmul(A, x)  with A: (I, J), x: (J,)",
+          lambda: _matmul(_in("A", I, J), _in("x", J)))]),
+    "tensordot": (
+        "`np.tensordot`: move the free axes of `x1` first and its contracted axes last, the "
+        "contracted axes of `x2` first and its free axes last (`permute_dims`), pad both with "
+        "size-1 axes so they broadcast, `multiply`, and `sum` over the contracted axes "
+        "(accumulating in the product's dtype). `axes=n` pairs the last `n` axes of `x1` "
+        "with the first `n` of `x2`.",
+        [("tensordot(A, B, axes=2)  with A: (I, J, K), B: (J, K, N)",
+          lambda: _tensordot(_in("A", I, J, K), _in("B", J, K, N), (1, 2), (0, 1)))]),
+}
+
+
+def derived_programs() -> dict[str, list[tuple[str, Node]]]:
+    """The derived operators' example programs, built (for tests and the reference)."""
+    return {name: [(call, build()) for call, build in examples]
+            for name, (_, examples) in DERIVED.items()}
+
+
+# --- rendering ------------------------------------------------------------------------------
+
+def _doc(obj) -> str:
+    return inspect.getdoc(obj) or ""
+
+
+def _cell(text: str) -> str:
+    """Text for a Markdown table cell."""
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _code(e) -> str:
+    return f"`{e}`"
+
+
+def _guard(e: sz.Expr) -> str:
+    return "`true`" if e == sz.TRUE else _code(e)
+
+
+def _tuple(exprs) -> str:
+    return "(" + ", ".join("free" if e is None else str(e) for e in exprs) + \
+        ("," if len(exprs) == 1 else "") + ")"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    return out
+
+
+def _section_sizes() -> list[str]:
+    lines = [
+        "## 1. Sizes and index expressions", "",
+        "Sizes (`I*J`, `(E - S + 2) // 3`) and coordinate maps (`_k0 // J`) are expressions "
+        "over integer constants and symbols. Every symbol is non-negative. Coordinate "
+        "symbols are `_k0, _k1, ...` (an operator's output) and `_i0, _i1, ...` (an operand); "
+        "user symbols may not start with `_`. Predicates are integers (true is 1). "
+        "`//` and `%` are floor division and modulo; wherever the language uses them the "
+        "dividend is non-negative and the divisor at least 1, so they agree with C's `/` and "
+        "`%` (the kernels use `cdivision`) and with Z3's `div`/`mod`.", "",
+        "One table, several readings: the NumPy column *is* each operator's meaning "
+        "(the interpreter evaluates it on coordinate grids); the C column is the text the "
+        "Cython emitter prints (`sizes.C`); constant folding uses exact Python integers "
+        "(`sizes.PYTHON`); the Z3 reading (`sizes.Z3`) is filled in by `sparsefold.verify`.",
+        "",
+    ]
+    rows = []
+    for name, info in sz.OPS.items():
+        args = ("a", "b", "c")[:info.arity]
+        rows.append([f"`{name}`", str(info.arity), _code(info.infix) if info.infix else "",
+                     f"`np.{info.numpy.__name__}`", _code(sz.C[name](*args))])
+    lines += _table(["operator", "arity", "infix", "NumPy meaning", "C reading"], rows)
+    return lines + [""]
+
+
+def _render_entry(call: str, node: ShapeOp) -> list[str]:
+    im = node.index_map()
+    lines = [f"*Example:* `{call}`", ""]
+    for p, (operand, shape) in enumerate(zip(node.operands(), im.in_shapes)):
+        lines.append(f"- operand {p}: `{operand.name if isinstance(operand, Input) else p}` "
+                     f"of shape `{show_shape(shape)}`")
+    lines += [f"- parameters: `{_param_text(node.params())}`",
+              f"- **shape rule:** output shape `{show_shape(im.out_shape)}`"]
+    if im.requires != sz.TRUE:
+        lines.append(f"- **requires:** `{im.requires}`")
+    lines.append(f"- **fill:** `{im.fill}` (in the operand's dtype)" if im.fill is not None else
+                 "- **fill:** none (the pieces cover the output)")
+    lines.append("")
+    k = _tuple(sz.out_coords(len(im.out_shape)))
+    rows = []
+    for piece in im.pieces:
+        i = _tuple(sz.in_coords(len(im.in_shapes[piece.operand])))
+        rows.append([str(piece.operand), _guard(piece.guard),
+                     _code(f"{i} = {_tuple(piece.backward)}"), _guard(piece.forward_guard),
+                     _code(f"{k} = {_tuple(piece.forward)}")])
+    lines += _table(["piece", "guard (on `_k`)", "backward map", "forward guard (on `_i`)",
+                     "forward map"], rows)
+    return lines + [""]
+
+
+def _param_text(params: dict) -> str:
+    def show(v):
+        if isinstance(v, tuple):
+            return "(" + ", ".join(show(x) for x in v) + ("," if len(v) == 1 else "") + ")"
+        return str(v)
+    return ", ".join(f"{k}={show(v)}" for k, v in params.items())
+
+
+def _section_shape_ops() -> list[str]:
+    from sparsefold.spec import SHAPE_OPERATORS
+
+    lines = [
+        "## 2. Shape operators", "",
+        "Each shape operator is one entry (one class in `spec/ops_*.py`). Instantiated on "
+        "operand shapes it gives the output shape, preconditions on symbolic sizes, an "
+        "optional fill value, and one *piece* per contributing operand: a guard and a "
+        "backward map over output coordinates `_k`, a forward guard and a forward map over "
+        "the operand's coordinates `_i` (`free` in a forward map: every value of that output "
+        "coordinate receives the element, as in broadcasting). Its meaning is one gather:", "",
+        "```", "out[k] = operand_p[backward_p(k)]   for the piece p whose guard_p(k) holds",
+        "out[k] = fill                        when no guard holds", "```", "",
+        "The interpreter evaluates exactly that; the compiler iterates the forward maps; the "
+        "verifier proves both directions inverse, in bounds and order-preserving.", "",
+    ]
+    missing = sorted(set(SHAPE_OPERATORS) - set(EXAMPLES))
+    if missing:
+        raise KeyError(f"no documentation example for shape operator(s) {missing}; add one "
+                       f"to EXAMPLES in spec/docgen.py")
+    for name, cls in SHAPE_OPERATORS.items():
+        lines += [f"### `{name}` ({cls.__name__})", "", _doc(cls), ""]
+        for call, build in EXAMPLES[name]:
+            lines += _render_entry(call, build())
+    return lines
+
+
+def _section_derived() -> list[str]:
+    lines = ["## 3. Derived operators", "",
+             "These are not entries: the front end builds them from entries and compute "
+             "nodes, exactly as the programs below show (`show_program` form).", ""]
+    programs = derived_programs()
+    for name, (composition, _) in DERIVED.items():
+        lines += [f"### `{name}`", "", composition, ""]
+        for call, node in programs[name]:
+            lines += [f"*Example:* `{call}` has shape `{show_shape(node.shape)}`:", "", "```",
+                      show_program(node), "```", ""]
+    return lines
+
+
+def _section_compute() -> list[str]:
+    lines = ["## 4. Compute nodes", ""]
+    for cls in (compute.Input, compute.Literal, compute.Map, compute.Reduce):
+        lines += [f"### `{cls.__name__}`", "", _doc(cls), ""]
+    return lines
+
+
+def _facts(fn) -> tuple[str, str]:
+    ann = ", ".join(map(str, fn.annihilates))
+    if ann and fn.annihilation_needs_finite:
+        ann += " (finite operands)"
+    return ann, "" if fn.identity is None else repr(fn.identity)
+
+
+def _section_functions() -> list[str]:
+    lines = [
+        "## 5. Elementwise functions", "",
+        "A function's meaning is its NumPy implementation under NumPy's broadcasting and "
+        "type promotion (NEP 50: Python scalars are weak, so `float32_array * 2` stays "
+        "float32). Its declared facts tell the compiler how it may iterate sparse operands: "
+        "*annihilates* lists argument positions where a 0 makes the result 0 (an "
+        "intersection merge is exact; for floats only with finite other operands, since "
+        "`0 * nan` is `nan`); *identity* is `e` with `f(x, e) == f(e, x) == x`; "
+        "`f(0, ..., 0)` is the output's fill value (a union merge is exact when it is 0). "
+        "User functions are added with `register_function`; declared facts are checked on "
+        "sample values.", "",
+    ]
+    rows = []
+    for name, fn in FUNCTIONS.items():
+        ann, ident = _facts(fn)
+        with np.errstate(all="ignore"):
+            zero = fn.value_at_zero((F64,) * fn.arity)
+        rows.append([f"`{name}`", str(fn.arity), fn.doc, ann, ident, str(zero),
+                     "yes" if fn.commutative else "", "yes" if fn.associative else "",
+                     _code(fn.c_expr) if fn.c_expr else ""])
+    lines += _table(["name", "arity", "meaning", "annihilates", "identity",
+                     "f(0, ..., 0) float64", "commutative", "associative", "Cython"], rows)
+    lines += ["", "### Monoids (reductions)", "",
+              "A reduction over a 0-length axis gives the monoid's identity; `max`/`min` have "
+              "none, so reducing a known-empty axis is ill-formed and a symbolic one bound to "
+              "0 is invalid data. Result dtypes follow NumPy (integer sums accumulate in "
+              "int64).", ""]
+    rows = []
+    probe = [np.dtype(t) for t in ("bool", "int32", "float32")]
+    for name, m in MONOIDS.items():
+        dts = ", ".join(f"{p} → {m.result_dtype(p)}" for p in probe)
+        rows.append([f"`{name}`", "none" if m.identity is None else repr(m.identity),
+                     _code(m.c_combine), "yes" if m.takes_dtype else "", dts])
+    lines += _table(["monoid", "identity", "Cython combine", "takes `dtype=`", "result dtype"],
+                    rows)
+    return lines + [""]
+
+
+_CAPABILITIES = ("full", "locate", "iterate", "append", "has_pos", "has_crd")
+
+
+def _section_formats() -> list[str]:
+    lines = [
+        "## 6. Storage formats", "",
+        "A format is a list of levels in storage order and the logical mode each level "
+        "stores (`mode order`). Lowering asks levels what they can do and never branches on "
+        "a format's name.", "",
+    ]
+    kinds = (formats.Dense, formats.Compressed, formats.Singleton)
+    rows = [[f"`{k.__name__}`", _doc(k)] + ["yes" if getattr(k, c) else "" for c in
+                                            _CAPABILITIES] for k in kinds]
+    lines += _table(["level", "meaning"] + list(_CAPABILITIES), rows)
+    lines += ["", "Named formats, for each rank they can store (1-d to 3-d shown):", ""]
+    rows = []
+    for name in formats.FORMAT_NAMES:
+        for ndim in (1, 2, 3):
+            try:
+                fmt = formats.named_format(name, ndim)
+            except errors.IllFormedProgram:
+                continue
+            rows.append([f"`{name}`", str(ndim), ", ".join(map(str, fmt.levels)),
+                         str(fmt.mode_order)])
+    lines += _table(["format", "ndim", "levels (storage order)", "mode order"], rows)
+    return lines + [""]
+
+
+def _section_errors() -> list[str]:
+    lines = ["## 7. Errors", "",
+             "Three kinds, never mixed; messages state what was expected and what was found.",
+             ""]
+    for cls in (errors.IllFormedProgram, errors.InvalidData, errors.InternalError):
+        builtin = next(b for b in cls.__mro__[1:] if b.__module__ == "builtins")
+        lines.append(f"- `{cls.__name__}` (a `{builtin.__name__}`): {_doc(cls)}")
+    return lines + [""]
+
+
+def render() -> str:
+    """The whole language reference as Markdown."""
+    lines = [
+        "# The sparsefold language", "",
+        "<!-- GENERATED by `python -m sparsefold.spec.docgen > docs/language.md` from the "
+        "definitions in spec/. Do not edit by hand. -->", "",
+        "This reference is generated from `sparsefold.spec`: every shape rule, index map, "
+        "fact and table below is printed from the definitions the interpreter, compiler "
+        "and verifier read.", "",
+    ]
+    for section in (_section_sizes, _section_shape_ops, _section_derived, _section_compute,
+                    _section_functions, _section_formats, _section_errors):
+        lines += section()
+    while lines and lines[-1] == "":
+        lines.pop()
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    sys.stdout.write(render())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
