@@ -72,9 +72,11 @@ def bind_sizes(program: Node, arrays: Mapping[str, np.ndarray]) -> dict[str, int
             if expected != actual:
                 raise InvalidData(f"input {node.name!r}: expected shape {expected}, "
                                   f"found {actual}")
-            if np.asarray(arrays[node.name]).dtype != node.dtype:
+            value = arrays[node.name]
+            dtype = value.dtype if hasattr(value, "dtype") else np.asarray(value).dtype
+            if dtype != node.dtype:
                 raise InvalidData(f"input {node.name!r}: expected dtype {node.dtype}, found "
-                                  f"{np.asarray(arrays[node.name]).dtype}")
+                                  f"{dtype}")
     return env
 
 

@@ -15,6 +15,7 @@ from sparsefold.functions import (abs, add, all, any, apply, broadcast_to, conca
                                   min, minimum, moveaxis, multiply, negative, not_equal, pad,
                                   permute_dims, pow, prod, reshape, squeeze, stack, subtract,
                                   sum, tensordot, vstack, where)
+from sparsefold.jit import jit, show
 from sparsefold.lazy import LazyArray, asarray, symbol
 from sparsefold.spec.errors import IllFormedProgram, InternalError, InvalidData, SparsefoldError
 from sparsefold.spec.functions import register_function
@@ -22,7 +23,7 @@ from sparsefold.spec.functions import register_function
 __version__ = "0.1.0"
 
 __all__ = [
-    "LazyArray", "asarray", "symbol", "register_function",
+    "LazyArray", "asarray", "symbol", "register_function", "jit", "show",
     "concat", "stack", "hstack", "vstack", "reshape", "permute_dims", "moveaxis",
     "expand_dims", "squeeze", "broadcast_to", "pad", "sum", "prod", "max", "min", "any", "all",
     "matmul", "tensordot", "add", "subtract", "multiply", "divide", "pow", "maximum",

@@ -77,6 +77,12 @@ class LazyArray:
         from sparsefold.interp import evaluate
         return evaluate(self.node, {**self.bindings, **inputs})
 
+    def compute(self, out: str | None = None):
+        """Run the program as one compiled kernel; ``out`` names the result format ("csr",
+        "csc", "coo", "dcsr", "dense"; default: the first sparse input's format)."""
+        from sparsefold.jit import compute
+        return compute(self, out)
+
     def __array__(self, dtype=None, copy=None):
         out = self.interpret()
         return out if dtype is None else out.astype(dtype)

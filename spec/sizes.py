@@ -258,6 +258,11 @@ def _simplify(name: str, xs: tuple[Expr, ...]) -> Expr | None:
         if xs[1] == xs[2]: return xs[1]
     elif name in ("le", "ge", "eq") and xs[0] == xs[1]:
         return TRUE
+    elif name in ("le", "lt", "ge", "gt") and (v[0] is not None or v[1] is not None):
+        # decide comparisons against a constant when the other side is provably >= it
+        a, b = (xs[0], xs[1]) if name in ("le", "lt") else (xs[1], xs[0])
+        if _nonneg_poly(_poly(sub(b, a))) or _poly(sub(b, a)) == {}:
+            return TRUE if name in ("le", "ge") else None
     elif name in ("lt", "gt", "ne") and xs[0] == xs[1]:
         return FALSE
     return None

@@ -1,0 +1,153 @@
+"""Output assembly (DESIGN §3.5): where a stream's entries go.
+
+* :class:`DenseOut` — into a zeroed C-contiguous array (assign, or accumulate for ``sum``).
+* :class:`AppendOut` — append-only into a sparse format's level arrays, for streams *proved*
+  to arrive in the output's storage order. Levels are asked what they are: a full level
+  followed by a ``pos``/``crd`` level fills ``pos`` for every row as it is passed (empty
+  rows included); ``pos``/``crd`` levels append a coordinate when it changes; singleton
+  levels append one coordinate per entry.
+* :class:`BufferOut` — the fallback for streams that are not in order: entries are written
+  as coordinate lists, then sorted by the runtime (a stable sort in storage order) and
+  compressed. The generated code says so in a comment.
+
+The capacity of every buffer is an upper bound the runtime computes before the call (stored
+entries of each leaf times its broadcast extents), so appends never overflow.
+"""
+
+from __future__ import annotations
+
+from sparsefold.compiler.cnames import index_ctype, storage_ctype
+from sparsefold.compiler.pointwise import Body, as_type, expr_c
+from sparsefold.compiler.source import Arg
+from sparsefold.spec import sizes as sz
+from sparsefold.spec.errors import IllFormedProgram
+from sparsefold.spec.formats import Format
+
+__all__ = ["Assembler", "DenseOut", "AppendOut", "BufferOut"]
+
+
+class Assembler:
+    note = ""
+    returns = "0"
+
+    def args(self) -> list[Arg]: return []
+    def prologue(self, body: Body) -> None: pass
+    def emit(self, body: Body, coords: tuple[str, ...], value: str) -> None: ...
+    def epilogue(self, body: Body) -> None: pass
+
+
+class DenseOut(Assembler):
+    """``out[lin(coords)] = value`` (or ``+=`` when accumulating a sum)."""
+
+    def __init__(self, shape: tuple[sz.Expr, ...], dtype, *, accumulate: bool):
+        self.shape, self.dtype, self.accumulate = shape, dtype, accumulate
+        self.note = ("Output: dense, accumulated (sum of the stream's entries)" if accumulate
+                     else "Output: dense, each stored entry written once")
+
+    def args(self):
+        return [Arg("p_out_val", "ptr", ("out", "val"), storage_ctype(self.dtype))]
+
+    def emit(self, body, coords, value):
+        lin = "0"
+        for c, n in zip(coords, self.shape):
+            lin = c if lin == "0" else f"({lin}) * {expr_c(n, {})} + {c}"
+        v = as_type(value, self.dtype)
+        if self.accumulate:
+            body.line(f"out_val[{lin}] = out_val[{lin}] + {v}")
+        else:
+            body.line(f"out_val[{lin}] = {v}")
+
+
+class AppendOut(Assembler):
+    """Append-only assembly into ``fmt`` (entries arrive in storage order, no duplicates)."""
+
+    def __init__(self, fmt: Format, shape, dtype, index_dtype: str):
+        self.fmt, self.shape, self.dtype, self.ix = fmt, shape, dtype, index_ctype(index_dtype)
+        kinds = tuple("full" if lv.full else "pos" if lv.has_pos else "one"
+                      for lv in fmt.levels)
+        if kinds not in (("full", "pos"), ("pos",), ("pos", "pos")) and not (
+                kinds and kinds[0] == "pos" and all(k == "one" for k in kinds[1:])):
+            raise IllFormedProgram(f"not supported yet by the compiler: output format {fmt}")
+        self.kinds = kinds
+        self.note = (f"Output: {fmt}, appended in storage order (order proved for every "
+                     f"piece; no sort needed)")
+        self.returns = "(n, m)"
+
+    def args(self):
+        out = []
+        for l, k in enumerate(self.kinds):
+            if k == "pos" and l > 0:
+                out.append(Arg(f"p_out_pos{l}", "ptr", ("out", f"pos{l}"), self.ix))
+            if k != "full":
+                out.append(Arg(f"p_out_crd{l}", "ptr", ("out", f"crd{l}"), self.ix))
+        out.append(Arg("p_out_val", "ptr", ("out", "val"), storage_ctype(self.dtype)))
+        return out
+
+    def _storage(self, coords):
+        return [coords[m] for m in self.fmt.mode_order]
+
+    def prologue(self, body):
+        body.declare("n", "int64_t")
+        body.declare("m", "int64_t")
+        body.declare("cur", "int64_t")
+        body.line("n = 0")
+        body.line("m = 0")
+        body.line("cur = 0")
+        if self.kinds == ("full", "pos"):
+            body.line("out_pos1[0] = 0")
+
+    def emit(self, body, coords, value):
+        s = self._storage(coords)
+        ix = self.ix
+        if self.kinds == ("full", "pos"):
+            body.line(f"while cur < {s[0]}:")
+            body.line("    cur = cur + 1")
+            body.line(f"    out_pos1[cur] = <{ix}>n")
+            body.line(f"out_crd1[n] = <{ix}>{s[1]}")
+        elif self.kinds == ("pos", "pos"):
+            body.line(f"if m == 0 or out_crd0[m - 1] != {s[0]}:")
+            body.line(f"    out_crd0[m] = <{ix}>{s[0]}")
+            body.line(f"    out_pos1[m] = <{ix}>n")
+            body.line("    m = m + 1")
+            body.line(f"out_crd1[n] = <{ix}>{s[1]}")
+        else:
+            for l, c in enumerate(s):
+                body.line(f"out_crd{l}[n] = <{ix}>{c}")
+        body.line(f"out_val[n] = {as_type(value, self.dtype)}")
+        body.line("n = n + 1")
+
+    def epilogue(self, body):
+        if self.kinds == ("full", "pos"):
+            rows = expr_c(self.shape[self.fmt.mode_order[0]], {})
+            body.comment("rows after the last entry are empty")
+            body.line(f"while cur < {rows}:")
+            body.line("    cur = cur + 1")
+            body.line(f"    out_pos1[cur] = <{self.ix}>n")
+        elif self.kinds == ("pos", "pos"):
+            body.line(f"out_pos1[m] = <{self.ix}>n")
+
+
+class BufferOut(AppendOut):
+    """Coordinate lists in storage order, sorted afterwards by the runtime (fallback)."""
+
+    def __init__(self, fmt: Format, shape, dtype, index_dtype: str):
+        self.fmt, self.shape, self.dtype, self.ix = fmt, shape, dtype, index_ctype(index_dtype)
+        self.kinds = ("pos",) + ("one",) * (len(shape) - 1)
+        self.note = ("Output: FALLBACK — the stream is not proved to arrive in the output's "
+                     f"storage order, so entries are buffered as coordinates and sorted "
+                     f"(stable, storage order) after the kernel, then compressed into {fmt}")
+        self.returns = "(n, m)"
+
+    def args(self):
+        out = [Arg(f"p_out_crd{l}", "ptr", ("out", f"crd{l}"), self.ix)
+               for l in range(len(self.shape))]
+        return out + [Arg("p_out_val", "ptr", ("out", "val"), storage_ctype(self.dtype))]
+
+    def prologue(self, body):
+        body.declare("n", "int64_t")
+        body.declare("m", "int64_t")
+        body.line("n = 0")
+        body.line("m = 0")
+
+    def epilogue(self, body):
+        pass

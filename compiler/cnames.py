@@ -1,0 +1,80 @@
+"""Names and types in generated Cython: one place decides every identifier and C type.
+
+Nothing a user names reaches generated source unchecked: input names and size symbols are
+already identifiers (spec checks them), and they are still prefixed here so they can never
+collide with Cython keywords or our own variables.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from sparsefold.spec.errors import IllFormedProgram
+
+__all__ = ["ctype", "size_var", "array_var", "coord_var", "c_literal", "SUPPORTED_DTYPES",
+           "check_compilable_dtype", "index_ctype"]
+
+_CTYPES = {
+    "bool": "bint", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
+    "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t",
+    "uint64": "uint64_t", "float32": "float", "float64": "double",
+}
+# bint is an int in C; bool arrays are bytes, so they are read and written through uint8_t.
+_STORAGE = dict(_CTYPES, bool="uint8_t")
+
+SUPPORTED_DTYPES = tuple(np.dtype(n) for n in _CTYPES)
+
+
+def check_compilable_dtype(dt: np.dtype, what: str) -> None:
+    if np.dtype(dt).name not in _CTYPES:
+        raise IllFormedProgram(
+            f"not supported yet by the compiler: {what} has dtype {dt} (supported: "
+            f"{', '.join(_CTYPES)}); use .interpret() for it")
+
+
+def ctype(dt: np.dtype) -> str:
+    """The C type in which values of ``dt`` are computed."""
+    return _CTYPES[np.dtype(dt).name]
+
+
+def storage_ctype(dt: np.dtype) -> str:
+    """The C type of an array element of ``dt`` in memory."""
+    return _STORAGE[np.dtype(dt).name]
+
+
+__all__.append("storage_ctype")
+
+
+def index_ctype(dt: np.dtype) -> str:
+    return {"int32": "int32_t", "int64": "int64_t"}[np.dtype(dt).name]
+
+
+def size_var(symbol: str) -> str:
+    return f"S_{symbol}"
+
+
+def array_var(input_name: str, part: str) -> str:
+    """``part`` is one of val, pos<l>, crd<l>, st<d> (dense strides)."""
+    return f"{input_name}_{part}"
+
+
+def coord_var(prefix: str, d: int) -> str:
+    return f"{prefix}{d}"
+
+
+def c_literal(value, dt: np.dtype) -> str:
+    """C text for a scalar of dtype ``dt`` (special floats through libc.math)."""
+    dt = np.dtype(dt)
+    if dt.kind == "b":
+        return "1" if bool(value) else "0"
+    if dt.kind in "iu":
+        return str(int(value))
+    v = float(value)
+    if math.isnan(v):
+        return "NAN"
+    if math.isinf(v):
+        return "INFINITY" if v > 0 else "(-INFINITY)"
+    text = repr(v)
+    return f"(<float>{text})" if dt == np.float32 else text

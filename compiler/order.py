@@ -1,0 +1,112 @@
+"""Is a stream in the output's storage order? Decided by a Z3 proof, never by a flag.
+
+For pieces ``P_0 .. P_m`` iterated one after another, each over its leaf's entries in the
+leaf's storage order (free broadcast variables innermost), the stream is *ordered* when
+
+    e before e'  ⇒  key(e) <lex key(e')
+
+where ``key`` is the entry's output coordinates permuted into the output's storage order.
+Both sides are built from the composed forward maps (``streams.py``), so the proof is about
+exactly the loops that will run. The query is the negation, over symbolic sizes (Int ≥ 0),
+leaf coordinates in bounds and guards true; ``unsat`` proves order. ``sat`` or ``unknown``
+(deterministic ``rlimit``) means "not proved": the compiler then uses the sorting fallback,
+which is always correct — so an unknown costs speed, never correctness.
+
+Results are cached per stream structure (sizes stay symbolic, so one proof serves all sizes).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import z3
+
+from sparsefold.compiler.streams import StreamPiece
+from sparsefold.spec import sizes as sz
+
+__all__ = ["stream_is_ordered", "RLIMIT"]
+
+RLIMIT = 2_000_000  # deterministic resource limit per query (not a wall-clock timeout)
+
+# The Z3 reading of index expressions, from the NumPy table by explicit overrides (non-negative
+# operands and divisors >= 1 are where floor division and Z3's Euclidean div agree).
+_Z3 = {
+    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+    "floordiv": lambda a, b: a / b, "mod": lambda a, b: a % b,
+    "min": lambda a, b: z3.If(a <= b, a, b), "max": lambda a, b: z3.If(a >= b, a, b),
+    "lt": lambda a, b: z3.If(a < b, 1, 0), "le": lambda a, b: z3.If(a <= b, 1, 0),
+    "eq": lambda a, b: z3.If(a == b, 1, 0), "ne": lambda a, b: z3.If(a != b, 1, 0),
+    "gt": lambda a, b: z3.If(a > b, 1, 0), "ge": lambda a, b: z3.If(a >= b, 1, 0),
+    "and": lambda a, b: z3.If(z3.And(a != 0, b != 0), 1, 0),
+    "or": lambda a, b: z3.If(z3.Or(a != 0, b != 0), 1, 0),
+    "not": lambda a: z3.If(a == 0, 1, 0), "select": lambda c, a, b: z3.If(c != 0, a, b),
+}
+
+
+def _term(e: sz.Expr, env: dict[str, z3.ArithRef]):
+    def leaf(x):
+        if isinstance(x, sz.Const):
+            return z3.IntVal(x.value)
+        if x.name not in env:
+            env[x.name] = z3.Int(x.name)
+        return env[x.name]
+    return sz.read(e, _Z3, leaf)
+
+
+def _lex_lt(a, b):
+    if not a:
+        return z3.BoolVal(False)
+    return z3.Or(a[0] < b[0], z3.And(a[0] == b[0], _lex_lt(a[1:], b[1:])))
+
+
+def _instance(piece: StreamPiece, tag: str, sizes: dict[str, z3.ArithRef], out_order):
+    """Z3 terms for one entry of ``piece``: (iteration key, output key, constraints)."""
+    ren = {f"_i{d}": sz.Sym(f"_i{d}{tag}") for d in range(piece.leaf.ndim)}
+    ren.update({name: sz.Sym(f"{name}{tag}") for name, _ in piece.free})
+    env = dict(sizes)
+    cons = []
+    it = []
+    for level_no in range(piece.leaf.ndim):
+        mode = piece.leaf.format.mode_order[level_no] if not piece.leaf.format.is_dense \
+            else level_no
+        v = _term(ren[f"_i{mode}"], env)
+        n = _term(piece.leaf.shape[mode], env)
+        cons += [v >= 0, v < n]
+        it.append(v)
+    for name, size in piece.free:
+        v = _term(ren[name], env)
+        cons += [v >= 0, v < _term(size, env)]
+        it.append(v)
+    cons.append(_term(sz.substitute(piece.guard, ren), env) != 0)
+    coords = [_term(sz.substitute(c, ren), env) for c in piece.coords]
+    key = [coords[m] for m in out_order]
+    return it, key, cons
+
+
+@functools.lru_cache(maxsize=1024)
+def _ordered(pieces: tuple[StreamPiece, ...], out_order: tuple[int, ...]) -> bool:
+    sizes: dict[str, z3.ArithRef] = {}
+    names = set()
+    for p in pieces:
+        for n in p.leaf.shape:
+            names |= sz.free_symbols(n)
+    for s in names:
+        sizes[s] = z3.Int(s)
+    for a in range(len(pieces)):
+        for b in range(a, len(pieces)):
+            it1, key1, c1 = _instance(pieces[a], "a", sizes, out_order)
+            it2, key2, c2 = _instance(pieces[b], "b", sizes, out_order)
+            before = _lex_lt(it1, it2) if a == b else z3.BoolVal(True)
+            solver = z3.Solver()
+            solver.set("rlimit", RLIMIT)
+            solver.add(*[v >= 0 for v in sizes.values()], *c1, *c2, before,
+                       z3.Not(_lex_lt(key1, key2)))
+            if solver.check() != z3.unsat:
+                return False
+    return True
+
+
+def stream_is_ordered(pieces: tuple[StreamPiece, ...], out_order: tuple[int, ...]) -> bool:
+    """True when a proof shows the pieces' entries arrive in strictly increasing output
+    storage order (so append-only assembly is correct)."""
+    return _ordered(tuple(pieces), tuple(out_order))

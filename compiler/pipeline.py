@@ -1,0 +1,367 @@
+"""The compiler's driver: one visible pipeline of small passes (DESIGN §3).
+
+    program ─ optimize ─► plan ─► lower + emit (Cython text) ─► build (cached) ─► call
+
+* **optimize** — proved rewrite rules (``sparsefold.verify``), when that layer is present.
+* **plan** — the program as streams of stored entries (``streams.py``) when its result is
+  sparse; output assembly chosen from a *proof* that the stream is in the output's order
+  (``order.py``): append-only when proved, sort fallback otherwise. Programs that are not
+  streams (non-zero fill, merges of two sparse operands, non-sum reductions) take the dense
+  kernel — slower, but every well-formed program compiles.
+* **lower + emit** — ``stream_kernel.py`` / ``dense_kernel.py`` into one Cython module.
+* **build** — ``build.load_module`` (memory and disk cache).
+* **call** — ``Kernel.__call__``: bind sizes, check preconditions, validate and prepare
+  storage (``runtime.py``), allocate outputs, run, wrap the result.
+
+A kernel is specialized per index dtypes (int32/int64 of every input index array and of the
+output), chosen per call from the actual arrays and sizes, so nothing can overflow.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from sparsefold.compiler import runtime
+from sparsefold.compiler.assembly import AppendOut, BufferOut, DenseOut
+from sparsefold.compiler.cnames import check_compilable_dtype
+from sparsefold.compiler.dense_kernel import dense_kernel_source, input_size_args
+from sparsefold.compiler.order import stream_is_ordered
+from sparsefold.compiler.pointwise import Body, Pointwise
+from sparsefold.compiler.source import Arg, render_module
+from sparsefold.compiler.stream_kernel import dense_leaf, dense_leaf_args, emit_pieces, \
+    leaf_args
+from sparsefold.compiler.streams import NotAStream, finite_checks, stream_pieces
+from sparsefold.spec import sizes as sz
+from sparsefold.spec.compute import Input, Reduce
+from sparsefold.spec.errors import IllFormedProgram, InvalidData
+from sparsefold.spec.formats import Format, named_format
+from sparsefold.spec.ir import Node, ShapeOp
+from sparsefold.spec.printer import show_program, topological
+
+__all__ = ["Plan", "plan", "Kernel", "OUT_FORMATS"]
+
+OUT_FORMATS = ("dense", "csr", "csc", "coo", "dcsr")
+_INT32_MAX = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How a program will run: ``strategy`` is "stream" or "dense"; ``assembly`` is one of
+    "dense", "accumulate", "append", "sort"."""
+
+    strategy: str
+    assembly: str
+    pieces: tuple = ()
+    finite: tuple[Input, ...] = ()
+    reason: str = ""
+
+
+def out_format(name: str, ndim: int) -> Format:
+    if name not in OUT_FORMATS:
+        raise IllFormedProgram(f"out must be one of {', '.join(OUT_FORMATS)}, found {name!r}")
+    if name == "dense" or ndim == 0:
+        return named_format("dense", ndim)
+    if name in ("csr", "csc", "dcsr") and ndim > 2:
+        return named_format("coo", ndim)  # n-d sparse results are COO
+    if name == "csc" and ndim == 1:
+        return named_format("csr", 1)
+    if name == "dcsr" and ndim == 1:
+        return named_format("csr", 1)
+    return named_format(name, ndim)
+
+
+def plan(program: Node, fmt: Format) -> Plan:
+    """Choose a strategy (pass 2 of the pipeline)."""
+    reduce_root = isinstance(program, Reduce) and program.monoid == "sum"
+    target = program.arg if reduce_root else program
+    try:
+        pieces = stream_pieces(target)
+    except NotAStream as exc:
+        return Plan("dense", "dense", reason=str(exc))
+    finite = finite_checks(pieces)
+    if reduce_root:
+        return Plan("stream", "accumulate", pieces, finite)
+    if fmt.is_dense:
+        return Plan("stream", "dense", pieces, finite)
+    ordered = stream_is_ordered(pieces, fmt.mode_order)
+    return Plan("stream", "append" if ordered else "sort", pieces, finite)
+
+
+def _requires(program: Node) -> list[sz.Expr]:
+    out = []
+    for n in topological(program):
+        if isinstance(n, ShapeOp):
+            r = n.index_map().requires
+            if r != sz.TRUE:
+                out.append(r)
+    return out
+
+
+@dataclass
+class Kernel:
+    """A compiled program for one output format; variants per index dtypes are built on
+    first use and cached (memory + disk, ``build.py``)."""
+
+    program: Node
+    out_name: str
+    plan: Plan = field(init=False)
+    fmt: Format = field(init=False)
+
+    def __post_init__(self):
+        for n in topological(self.program):
+            check_compilable_dtype(n.dtype, f"{type(n).__name__} {n.dtype}")
+        self.fmt = out_format(self.out_name, self.program.ndim)
+        self.plan = plan(self.program, self.fmt)
+        self.inputs = [n for n in topological(self.program) if isinstance(n, Input)]
+        self.requires = _requires(self.program)
+        self._variants: dict[tuple, tuple[str, list[Arg], Any]] = {}
+        self._lock = threading.Lock()
+        self._dense_fallback: Kernel | None = None
+
+    # --- source ---------------------------------------------------------------------------
+    def source(self, index_dtypes: dict[str, dict[str, str]], out_index: str) -> tuple[str, list]:
+        if self.plan.strategy == "dense":
+            return dense_kernel_source(self.program)
+        return self._stream_source(index_dtypes, out_index)
+
+    def _stream_source(self, index_dtypes, out_index):
+        p, program = self.plan, self.program
+        body = Body(depth=2)
+        args: list[Arg] = []
+        for inp in self.inputs:
+            args += dense_leaf_args(inp) if inp.format.is_dense else \
+                leaf_args(inp, index_dtypes[inp.name])
+        args += input_size_args(program)
+        if p.assembly in ("dense", "accumulate"):
+            asm = DenseOut(program.shape, program.dtype, accumulate=p.assembly == "accumulate")
+        elif p.assembly == "append":
+            asm = AppendOut(self.fmt, program.shape, program.dtype, out_index)
+        else:
+            asm = BufferOut(self.fmt, program.shape, program.dtype, out_index)
+        args += asm.args()
+        asm.prologue(body)
+        if p.assembly == "accumulate":
+            axes = program.axes
+            def coords_of(piece):
+                return tuple(c for d, c in enumerate(piece.coords) if d not in axes)
+        else:
+            def coords_of(piece):
+                return piece.coords
+        emit_pieces(body, p.pieces, coords_of, asm, Pointwise(body, dense_leaf))
+        asm.epilogue(body)
+        notes = [f"Strategy: stream ({len(p.pieces)} piece(s)); {asm.note}."]
+        if p.finite:
+            notes.append("Valid when " + ", ".join(i.name for i in p.finite) + " are finite "
+                         "(0 * inf is nan); the runtime checks and otherwise runs the dense "
+                         "kernel.")
+        src = render_module(title=f"stream -> {self.fmt}", program_text=show_program(program),
+                            notes=notes, args=args, body=body, returns=asm.returns)
+        return src, args
+
+    # --- call -----------------------------------------------------------------------------
+    def __call__(self, values: dict[str, Any], library: str = "scipy"):
+        env = self._bind(values)
+        p = self.plan
+        if p.finite and not all(np.all(np.isfinite(runtime.dense_operand(
+                values[i.name], i.dtype, i.name))) for i in p.finite):
+            return self._fallback()(values, library)
+        prepared: dict[str, dict[str, np.ndarray]] = {}
+        index_dtypes: dict[str, dict[str, str]] = {}
+        capacity = 0
+        for inp in self.inputs:
+            if p.strategy == "dense" or inp.format.is_dense:
+                arr = runtime.dense_operand(values[inp.name], inp.dtype, inp.name)
+                prepared[inp.name] = {"dense": arr}
+            else:
+                levels = runtime.sparse_levels(values[inp.name], inp, inp.name)
+                prepared[inp.name] = levels
+                index_dtypes[inp.name] = {k: v.dtype.name for k, v in levels.items()
+                                          if k != "val"}
+        for piece in p.pieces:
+            arrs = prepared[piece.leaf.name]
+            n = arrs["dense"].size if "dense" in arrs else int(arrs["val"].shape[0])
+            for _, size in piece.free:
+                n *= int(sz.evaluate(size, env))
+            capacity += n
+        out_shape = tuple(int(sz.evaluate(n, env)) for n in self.program.shape)
+        big = max(out_shape + (capacity,), default=0) > _INT32_MAX
+        out_index = "int64" if big else "int32"
+        key = (tuple(sorted((k, tuple(sorted(v.items()))) for k, v in index_dtypes.items())),
+               out_index)
+        src, args, module = self._variant(key, index_dtypes, out_index)
+        outputs = self._allocate(out_shape, capacity, out_index)
+        argv = [self._arg(a, prepared, outputs, env) for a in args]
+        result = module.run(*argv)
+        return self._finish(result, outputs, out_shape, out_index, library)
+
+    def _bind(self, values) -> dict[str, int]:
+        env: dict[str, int] = {}
+        for inp in self.inputs:
+            if inp.name not in values:
+                raise InvalidData(f"no array was given for input {inp.name!r}")
+            shape = tuple(int(n) for n in values[inp.name].shape)
+            if len(shape) != inp.ndim:
+                raise InvalidData(f"input {inp.name!r}: expected {inp.ndim}-d, found {shape}")
+            for declared, n in zip(inp.shape, shape):
+                if n < 0:
+                    raise InvalidData(f"input {inp.name!r}: negative size in shape {shape}")
+                if isinstance(declared, sz.Sym):
+                    if env.setdefault(declared.name, n) != n:
+                        raise InvalidData(f"size {declared.name} is {env[declared.name]} "
+                                          f"elsewhere but {n} in input {inp.name!r}")
+                elif int(sz.evaluate(declared, env)) != n:
+                    raise InvalidData(f"input {inp.name!r}: expected shape "
+                                      f"{tuple(map(str, inp.shape))}, found {shape}")
+        for r in self.requires:
+            if not sz.evaluate(r, env):
+                raise IllFormedProgram(f"precondition {r} fails for sizes {env}")
+        return env
+
+    def _variant(self, key, index_dtypes, out_index):
+        with self._lock:
+            hit = self._variants.get(key)
+            if hit is None:
+                from sparsefold.compiler.build import load_module
+                src, args = self.source(index_dtypes, out_index)
+                hit = (src, args, load_module(src, name_hint=self.plan.strategy))
+                self._variants[key] = hit
+            return hit
+
+    def _allocate(self, shape, capacity, out_index) -> dict[str, np.ndarray]:
+        dt = self.program.dtype
+        a = self.plan.assembly
+        if a in ("dense", "accumulate"):
+            return {"val": np.zeros(shape, dtype=dt)}
+        ix = np.dtype(out_index)
+        out = {"val": np.empty(capacity, dtype=dt)}
+        if a == "sort":
+            for d in range(len(shape)):
+                out[f"crd{d}"] = np.empty(capacity, dtype=ix)
+            return out
+        kinds = _kinds(self.fmt)
+        if kinds == ("full", "pos"):
+            out["pos1"] = np.empty(shape[self.fmt.mode_order[0]] + 1, dtype=ix)
+            out["crd1"] = np.empty(capacity, dtype=ix)
+        elif kinds == ("pos", "pos"):
+            parents = min(capacity, shape[self.fmt.mode_order[0]])
+            out["crd0"] = np.empty(parents, dtype=ix)
+            out["pos1"] = np.empty(parents + 1, dtype=ix)
+            out["crd1"] = np.empty(capacity, dtype=ix)
+        else:
+            for l in range(len(kinds)):
+                out[f"crd{l}"] = np.empty(capacity, dtype=ix)
+        return out
+
+    @staticmethod
+    def _arg(a: Arg, prepared, outputs, env):
+        kind = a.source[0]
+        if kind == "size":
+            return int(env[a.source[1]])
+        if kind == "stride":
+            arr = prepared[a.source[1]]["dense"]
+            return arr.strides[a.source[2]] // arr.itemsize
+        if kind == "dense":
+            return prepared[a.source[1]]["dense"].ctypes.data
+        if kind == "input":
+            return prepared[a.source[1]][a.source[2]].ctypes.data
+        if kind == "out":
+            return outputs[a.source[1]].ctypes.data
+        raise AssertionError(a)
+
+    def _finish(self, result, outputs, shape, out_index, library):
+        a = self.plan.assembly
+        if a in ("dense", "accumulate") or self.plan.strategy == "dense":
+            dense = outputs["val"]
+            return _from_dense(dense, self.out_name, self.fmt, library)
+        n, m = result
+        val = outputs["val"][:n]
+        if a == "sort":
+            crds = [outputs[f"crd{d}"][:n] for d in range(len(shape))]
+            order = np.lexsort(crds[::-1]) if n > 1 else np.arange(n)
+            val = val[order]
+            crds = [c[order] for c in crds]
+            arrays = _compress(crds, self.fmt, shape, out_index)
+        else:
+            arrays = {k: v for k, v in outputs.items() if k != "val"}
+            if _kinds(self.fmt) == ("pos", "pos"):
+                arrays.update(crd0=arrays["crd0"][:m], pos1=arrays["pos1"][:m + 1],
+                              crd1=arrays["crd1"][:n])
+            else:
+                arrays = {k: (v[:n] if k.startswith("crd") else v) for k, v in arrays.items()}
+        return _wrap(self.fmt, self.out_name, shape, val, arrays, library)
+
+    def _fallback(self) -> Kernel:
+        if self._dense_fallback is None:
+            k = Kernel.__new__(Kernel)
+            k.program, k.out_name = self.program, self.out_name
+            k.fmt = self.fmt
+            k.plan = Plan("dense", "dense", reason="an operand is not finite")
+            k.inputs, k.requires = self.inputs, self.requires
+            k._variants, k._lock, k._dense_fallback = {}, threading.Lock(), None
+            self._dense_fallback = k
+        return self._dense_fallback
+
+
+def _kinds(fmt: Format) -> tuple[str, ...]:
+    """Level capabilities as the assembler sees them: full, pos(+crd), or one (singleton)."""
+    return tuple("full" if lv.full else "pos" if lv.has_pos else "one" for lv in fmt.levels)
+
+
+def _compress(crds, fmt: Format, shape, out_index) -> dict[str, np.ndarray]:
+    """Sorted coordinate lists (storage order) -> the level arrays of ``fmt``."""
+    ix = np.dtype(out_index)
+    kinds = _kinds(fmt)
+    if kinds == ("full", "pos"):
+        rows = shape[fmt.mode_order[0]]
+        counts = np.bincount(crds[0], minlength=rows) if crds[0].size else np.zeros(rows, int)
+        pos = np.zeros(rows + 1, dtype=ix)
+        np.cumsum(counts, out=pos[1:])
+        return {"pos1": pos, "crd1": crds[1].astype(ix, copy=False)}
+    if kinds == ("pos", "pos"):
+        rows, starts = np.unique(crds[0], return_index=True)
+        pos = np.append(starts, crds[0].size).astype(ix)
+        return {"crd0": rows.astype(ix), "pos1": pos, "crd1": crds[1].astype(ix, copy=False)}
+    return {f"crd{d}": c.astype(ix, copy=False) for d, c in enumerate(crds)}
+
+
+def _wrap(fmt: Format, out_name: str, shape, val, arrays, library):
+    if fmt.is_dense:
+        return val
+    kinds = _kinds(fmt)
+    if kinds == ("pos", "pos"):  # dcsr: scipy has no DCSR, expand pos over all rows
+        rows = shape[fmt.mode_order[0]]
+        counts = np.zeros(rows, dtype=np.int64)
+        counts[arrays["crd0"]] = np.diff(arrays["pos1"])
+        pos = np.zeros(rows + 1, dtype=arrays["crd1"].dtype)
+        np.cumsum(counts, out=pos[1:])
+        name = "csr" if fmt.mode_order == (0, 1) else "csc"
+        return runtime.wrap_result(name, shape, val, {"pos1": pos, "crd1": arrays["crd1"]},
+                                   library)
+    name = out_name if fmt.name in ("csr", "csc") else fmt.name
+    if len(shape) == 1 and kinds == ("pos",) and fmt.name == "csr":
+        arrays = dict(arrays, pos0=np.array([0, val.shape[0]], dtype=arrays["crd0"].dtype))
+    return runtime.wrap_result(name, shape, val, arrays, library)
+
+
+def _from_dense(dense: np.ndarray, out_name: str, fmt: Format, library: str):
+    """Dense result -> requested format (the dense strategy's explicit conversion)."""
+    if fmt.is_dense:
+        return dense
+    import scipy.sparse as sp
+    if dense.ndim == 2 and fmt.name in ("csr", "csc", "dcsr"):
+        res = (sp.csr_array if fmt.mode_order == (0, 1) else sp.csc_array)(dense)
+        if library == "pydata":
+            import sparse
+            return sparse.GCXS.from_scipy_sparse(res)
+        return res
+    nz = np.nonzero(dense)
+    val = dense[nz]
+    arrays = {f"crd{d}": c for d, c in enumerate(nz)}
+    if dense.ndim == 1 and fmt.name == "csr":
+        arrays["pos0"] = np.array([0, val.shape[0]])
+    return runtime.wrap_result("csr" if (dense.ndim == 1 and fmt.name == "csr") else "coo",
+                               dense.shape, val, arrays, library)

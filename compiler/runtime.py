@@ -1,0 +1,237 @@
+"""The Python side of a kernel call: storage arrays in, validated; results out.
+
+Inputs are read in place (no copy) when they are canonical, contiguous and of an index dtype
+the kernels take (int32/int64). Every check that protects memory — array lengths, ``pos``
+monotone and ending inside ``crd``, coordinates inside their axes — always runs: kernels have
+no bounds checks. Only the *correctness* scan for sorted, duplicate-free coordinates is
+skipped when scipy says ``has_canonical_format``; a non-canonical input is canonicalized on a
+copy (duplicates summed, as scipy does), never rejected.
+
+Outputs are allocated here with an upper bound of entries, and wrapped as scipy arrays (or
+pydata arrays when the inputs were pydata) after the kernel has run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from sparsefold.interop import is_pydata_sparse, is_scipy_sparse
+from sparsefold.spec.compute import Input
+from sparsefold.spec.errors import InvalidData
+
+__all__ = ["sparse_levels", "dense_operand", "wrap_result", "canonical_order", "INDEX_DTYPES"]
+
+INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
+
+
+def _index_array(a: Any, what: str) -> np.ndarray:
+    a = np.asarray(a)
+    if a.ndim != 1:
+        raise InvalidData(f"{what}: expected a 1-d index array, found shape {a.shape}")
+    if a.dtype not in INDEX_DTYPES:
+        if a.dtype.kind in "iu" and (a.size == 0 or (a.min() >= 0 and a.max() < 2**63)):
+            a = a.astype(np.int64)
+        else:
+            raise InvalidData(f"{what}: expected an int32 or int64 index array, found {a.dtype}")
+    return np.ascontiguousarray(a)
+
+
+def _values(a: Any, nnz: int, dtype: np.dtype, what: str) -> np.ndarray:
+    a = np.asarray(a)
+    if a.ndim != 1 or a.shape[0] < nnz:
+        raise InvalidData(f"{what}: expected at least {nnz} stored values, found shape "
+                          f"{a.shape}")
+    if a.dtype != dtype:
+        raise InvalidData(f"{what}: expected values of dtype {dtype}, found {a.dtype}")
+    return np.ascontiguousarray(a)
+
+
+def _check_compressed(name: str, indptr, indices, n_outer: int, n_inner: int) -> None:
+    if indptr.shape[0] != n_outer + 1:
+        raise InvalidData(f"{name}: indptr has length {indptr.shape[0]}, expected "
+                          f"{n_outer + 1}")
+    if indptr[0] != 0:
+        raise InvalidData(f"{name}: indptr[0] is {indptr[0]}, expected 0")
+    if n_outer and np.any(indptr[1:] < indptr[:-1]):
+        raise InvalidData(f"{name}: indptr is not monotone non-decreasing")
+    if indptr[-1] > indices.shape[0]:
+        raise InvalidData(f"{name}: indptr ends at {indptr[-1]} but indices has "
+                          f"{indices.shape[0]} entries")
+    _check_range(name, "indices", indices[:indptr[-1]], n_inner)
+
+
+def _check_range(name: str, what: str, crd: np.ndarray, n: int) -> None:
+    if crd.size and (crd.min() < 0 or crd.max() >= n):
+        raise InvalidData(f"{name}: {what} out of range [0, {n}): found "
+                          f"{crd.min()}..{crd.max()}")
+
+
+def _rows_sorted_unique(indptr, indices) -> bool:
+    nnz = int(indptr[-1])
+    if nnz < 2:
+        return True
+    step = np.diff(indices[:nnz]) > 0
+    starts = np.zeros(nnz, dtype=bool)
+    starts[indptr[1:-1][indptr[1:-1] < nnz]] = True
+    return bool(np.all(step | starts[1:]))
+
+
+def canonical_order(coords: list[np.ndarray]) -> bool:
+    """Coordinates strictly increasing in row-major order (sorted, no duplicates)."""
+    if not coords or coords[0].size < 2:
+        return True
+    lt = np.zeros(coords[0].size - 1, dtype=bool)
+    eq = np.ones(coords[0].size - 1, dtype=bool)
+    for c in coords:
+        d = np.diff(c)
+        lt |= eq & (d > 0)
+        eq &= d == 0
+    return bool(np.all(lt))
+
+
+def sparse_levels(value: Any, leaf: Input, name: str) -> dict[str, np.ndarray]:
+    """Level arrays (``pos<l>``, ``crd<l>``) and ``val`` of a sparse input, validated and
+    canonical, in the layout ``leaf.format`` describes."""
+    shape = tuple(int(n) for n in value.shape)
+    kinds = tuple("full" if lv.full else "pos" if lv.has_pos else "one"
+                  for lv in leaf.format.levels)
+    if is_scipy_sparse(value):
+        fmt = value.format
+        if kinds == ("full", "pos") and fmt in ("csr", "csc") and value.ndim == 2:
+            if (fmt == "csr") != (leaf.format.mode_order == (0, 1)):
+                value = value.tocsr() if leaf.format.mode_order == (0, 1) else value.tocsc()
+            return _compressed(value, name, leaf, shape, scipy_obj=value)
+        if kinds == ("pos",) and fmt == "csr" and value.ndim == 1:
+            return _compressed(value, name, leaf, (1,) + shape, scipy_obj=value, vector=True)
+        coo = value if fmt == "coo" else value.tocoo()
+        coords = list(coo.coords)
+        return _coo(coords, coo.data, name, leaf, shape, coo)
+    if is_pydata_sparse(value):
+        kind = type(value).__name__
+        if kind == "GCXS" and kinds == ("full", "pos") and value.ndim == 2:
+            axes = tuple(value.compressed_axes)
+            want = (0,) if leaf.format.mode_order == (0, 1) else (1,)
+            if axes != want:
+                value = value.change_compressed_axes(want)
+            return _compressed_arrays(value.indptr, value.indices, value.data, name, leaf, shape)
+        coo = value if kind == "COO" else value.tocoo()
+        return _coo(list(coo.coords), coo.data, name, leaf, shape, None)
+    raise InvalidData(f"{name}: expected a sparse array for a {leaf.format} input, found "
+                      f"{type(value).__name__}")
+
+
+def _compressed(value, name, leaf, shape, *, scipy_obj, vector=False):
+    indptr = _index_array(value.indptr, f"{name}.indptr")
+    indices = _index_array(value.indices, f"{name}.indices")
+    n_outer, n_inner = (shape if leaf.format.mode_order == (0, 1) else shape[::-1])
+    if vector:
+        n_outer, n_inner = 1, shape[1]
+    _check_compressed(name, indptr, indices, n_outer, n_inner)
+    nnz = int(indptr[-1])
+    data = _values(value.data, nnz, leaf.dtype, f"{name}.data")
+    trusted = bool(getattr(scipy_obj, "has_canonical_format", False))
+    if not trusted and not _rows_sorted_unique(indptr, indices):
+        fixed = scipy_obj.copy()
+        fixed.sum_duplicates()  # sorts indices and sums duplicates, as scipy does
+        return _compressed(fixed, name, leaf, shape, scipy_obj=fixed, vector=vector)
+    if vector:
+        return {"pos0": indptr, "crd0": indices, "val": data}
+    return {"pos1": indptr, "crd1": indices, "val": data}
+
+
+def _compressed_arrays(indptr, indices, data, name, leaf, shape):
+    indptr = _index_array(indptr, f"{name}.indptr")
+    indices = _index_array(indices, f"{name}.indices")
+    n_outer, n_inner = shape if leaf.format.mode_order == (0, 1) else shape[::-1]
+    _check_compressed(name, indptr, indices, n_outer, n_inner)
+    data = _values(data, int(indptr[-1]), leaf.dtype, f"{name}.data")
+    if not _rows_sorted_unique(indptr, indices):
+        import scipy.sparse as sp
+        cls = sp.csr_array if leaf.format.mode_order == (0, 1) else sp.csc_array
+        fixed = cls((data, indices, indptr), shape=shape)
+        fixed.sum_duplicates()
+        return {"pos1": fixed.indptr, "crd1": fixed.indices, "val": fixed.data}
+    return {"pos1": indptr, "crd1": indices, "val": data}
+
+
+def _coo(coords, data, name, leaf, shape, scipy_obj):
+    if len(coords) != len(shape):
+        raise InvalidData(f"{name}: expected {len(shape)} coordinate arrays, found "
+                          f"{len(coords)}")
+    coords = [_index_array(c, f"{name}.coords[{d}]") for d, c in enumerate(coords)]
+    nnz = coords[0].shape[0] if coords else int(np.asarray(data).shape[0])
+    for d, c in enumerate(coords):
+        if c.shape[0] != nnz:
+            raise InvalidData(f"{name}: coords[{d}] has {c.shape[0]} entries, expected {nnz}")
+        _check_range(name, f"coords[{d}]", c, shape[d])
+    data = _values(data, nnz, leaf.dtype, f"{name}.data")
+    trusted = bool(getattr(scipy_obj, "has_canonical_format", False))
+    if not trusted and not canonical_order(coords):
+        order = np.lexsort(coords[::-1])
+        coords = [c[order] for c in coords]
+        data = data[order]
+        keep = np.ones(nnz, dtype=bool)
+        if nnz > 1:
+            same = np.ones(nnz - 1, dtype=bool)
+            for c in coords:
+                same &= c[1:] == c[:-1]
+            keep[1:] = ~same
+        if not keep.all():  # duplicates are summed, as scipy does
+            data = np.add.reduceat(data, np.flatnonzero(keep))
+            coords = [c[keep] for c in coords]
+        coords = [np.ascontiguousarray(c) for c in coords]
+        data = np.ascontiguousarray(data)
+        nnz = coords[0].shape[0] if coords else nnz
+    out = {"pos0": np.array([0, nnz], dtype=np.int64), "val": data}
+    for d, c in enumerate(coords):
+        out[f"crd{d}"] = c
+    return out
+
+
+def dense_operand(value: Any, dtype: np.dtype, name: str) -> np.ndarray:
+    """A dense array (sparse inputs are densified: an explicit fallback)."""
+    if is_scipy_sparse(value):
+        arr = value.toarray()
+    elif is_pydata_sparse(value):
+        arr = value.todense()
+    else:
+        arr = np.asarray(value)
+    if arr.dtype != dtype:
+        raise InvalidData(f"{name}: expected dtype {dtype}, found {arr.dtype}")
+    if any(s % arr.itemsize for s in arr.strides):
+        arr = np.ascontiguousarray(arr)
+    return arr
+
+
+def wrap_result(fmt_name: str, shape, val, arrays: dict[str, np.ndarray], library: str):
+    """A scipy (or pydata) array around assembled level arrays (already trimmed)."""
+    import scipy.sparse as sp
+    ndim = len(shape)
+    if fmt_name in ("csr", "csc") and ndim == 2:
+        cls = sp.csr_array if fmt_name == "csr" else sp.csc_array
+        out = cls((val, arrays["crd1"], arrays["pos1"]), shape=shape)
+        out.has_sorted_indices = True
+        out.has_canonical_format = True
+        if library == "pydata":
+            import sparse
+            return sparse.GCXS.from_scipy_sparse(out)
+        return out
+    if fmt_name in ("csr", "dcsr") and ndim == 1 and "pos0" not in arrays:
+        arrays = dict(arrays, pos0=np.array([0, val.shape[0]], dtype=arrays["crd0"].dtype))
+    if fmt_name == "csr" and ndim == 1:
+        out = sp.csr_array((val, arrays["crd0"], arrays["pos0"]), shape=shape)
+        if library == "pydata":
+            import sparse
+            return sparse.COO(arrays["crd0"][None, :], val, shape=shape, sorted=True,
+                              has_duplicates=False)
+        return out
+    coords = tuple(arrays[f"crd{d}"] for d in range(ndim))
+    if library == "pydata":
+        import sparse
+        return sparse.COO(np.stack(coords) if coords else np.zeros((0, val.shape[0]), int),
+                          val, shape=shape, sorted=True, has_duplicates=False)
+    out = sp.coo_array((val, coords), shape=shape)
+    out.has_canonical_format = True
+    return out

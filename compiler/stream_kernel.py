@@ -1,0 +1,165 @@
+"""Lowering streams to loop nests and emitting them (DESIGN §3.3–3.5).
+
+Each stream piece becomes one loop nest over its leaf's levels in storage order, asking the
+levels what they can do (``formats.py`` capabilities), never the format's name:
+
+* a full (dense) level iterates ``for i in range(N)``; child position ``p*N + i``;
+* a level with ``pos``/``crd`` iterates ``for q in range(pos[p], pos[p+1]): i = crd[q]``;
+* a level with ``crd`` only (singleton) reads ``i = crd[p]`` at its parent's position.
+
+Guards are split into conjuncts and each is tested at the outermost loop where its variables
+are bound (a row slice skips whole rows); output coordinates are computed as early as
+possible too. Free variables (broadcast) loop innermost. The entry is then handed to an
+output *assembler* (``assembly.py``).
+"""
+
+from __future__ import annotations
+
+from sparsefold.compiler.assembly import Assembler
+from sparsefold.compiler.cnames import array_var, ctype, index_ctype, storage_ctype
+from sparsefold.compiler.pointwise import Body, Pointwise, expr_c
+from sparsefold.compiler.source import Arg
+from sparsefold.compiler.streams import StreamPiece
+from sparsefold.spec import sizes as sz
+from sparsefold.spec.compute import Input
+
+__all__ = ["emit_pieces", "leaf_args", "dense_leaf"]
+
+
+def _conjuncts(e: sz.Expr) -> list[sz.Expr]:
+    if isinstance(e, sz.Op) and e.op == "and":
+        return _conjuncts(e.args[0]) + _conjuncts(e.args[1])
+    return [] if e == sz.TRUE else [e]
+
+
+def leaf_args(leaf: Input, index_dtypes: dict[str, str]) -> list[Arg]:
+    """Pointer arguments for a sparse leaf's level arrays and values."""
+    args = []
+    for level_no, level in enumerate(leaf.format.levels):
+        for part, present in (("pos", level.has_pos), ("crd", level.has_crd)):
+            if present:
+                name = array_var(leaf.name, f"{part}{level_no}")
+                ct = index_ctype(index_dtypes[f"{part}{level_no}"])
+                args.append(Arg(f"p_{name}", "ptr", ("input", leaf.name, f"{part}{level_no}"),
+                                ct))
+    val = array_var(leaf.name, "val")
+    args.append(Arg(f"p_{val}", "ptr", ("input", leaf.name, "val"), storage_ctype(leaf.dtype)))
+    return args
+
+
+def dense_leaf(inp: Input, coords: tuple[str, ...]) -> str:
+    """A dense input's element at coordinates (element strides are arguments)."""
+    offset = " + ".join(f"{c}*{array_var(inp.name, f'st{d}')}"
+                        for d, c in enumerate(coords)) or "0"
+    return f"{array_var(inp.name, 'val')}[{offset}]"
+
+
+def dense_leaf_args(inp: Input) -> list[Arg]:
+    val = array_var(inp.name, "val")
+    return [Arg(f"p_{val}", "ptr", ("dense", inp.name), storage_ctype(inp.dtype))] + [
+        Arg(array_var(inp.name, f"st{d}"), "int", ("stride", inp.name, d))
+        for d in range(inp.ndim)]
+
+
+__all__.append("dense_leaf_args")
+
+
+class _Nest:
+    """Tracks the loop nest of one piece: bound variables and pending hoistable work."""
+
+    def __init__(self, body: Body, piece: StreamPiece, out_coords: tuple[sz.Expr, ...]):
+        self.body = body
+        self.bound: set[str] = set()
+        self.guards = _conjuncts(piece.guard)
+        self.coords = list(out_coords)
+        self.coord_vars: list[str | None] = [None] * len(out_coords)
+        self.env: dict[str, str] = {}
+
+    def bind(self, symbol: str, c_name: str) -> None:
+        self.bound.add(symbol)
+        self.env[symbol] = c_name
+        self.flush()
+
+    def flush(self) -> None:
+        """Emit every guard and coordinate whose variables are now all bound."""
+        ready = [g for g in self.guards if sz.free_symbols(g) <= self.bound | _sizes(g)]
+        for g in ready:
+            self.guards.remove(g)
+            if self.bound:
+                self.body.line(f"if not ({expr_c(g, self.env)}): continue")
+            else:  # no loop is open yet: guard the whole nest
+                self.body.line(f"if {expr_c(g, self.env)}:")
+                self.body.depth += 1
+        for d, c in enumerate(self.coords):
+            if self.coord_vars[d] is None and sz.free_symbols(c) <= self.bound | _sizes(c):
+                name = self.body.declare(f"o{d}", "int64_t")
+                self.body.line(f"{name} = {expr_c(c, self.env)}")
+                self.coord_vars[d] = name
+
+
+def _sizes(e: sz.Expr) -> set[str]:
+    return {s for s in sz.free_symbols(e) if not s.startswith("_")}
+
+
+def emit_pieces(body: Body, pieces: tuple[StreamPiece, ...], out_coords_of, assembler: Assembler,
+                located: Pointwise) -> None:
+    """Emit one loop nest per piece, in order. ``out_coords_of(piece)`` gives the output
+    coordinates to assemble (the piece's coordinates, minus reduced axes at a reduction)."""
+    for n, piece in enumerate(pieces):
+        body.comment(f"piece {n}: entries of {piece.leaf.name} ({piece.leaf.format}) in storage "
+                     f"order -> output coordinates {', '.join(map(str, piece.coords))}")
+        depth = body.depth
+        nest = _Nest(body, piece, out_coords_of(piece))
+        nest.flush()
+        value = _open_leaf_loops(body, piece.leaf, nest)
+        for name, size in piece.free:
+            var = body.declare(name.lstrip("_"), "int64_t")
+            body.line(f"for {var} in range({expr_c(size, nest.env)}):")
+            body.depth += 1
+            nest.bind(name, var)
+        if nest.guards:
+            raise AssertionError(f"unplaced guards {nest.guards}")
+        v = value
+        for layer in piece.layers:
+            coords = tuple(expr_c(c, nest.env) for c in layer.coords)
+            v = located.map_with(layer.node, {layer.driver: v}, coords)
+        assembler.emit(body, tuple(nest.coord_vars), v)
+        body.depth = depth
+
+
+def _open_leaf_loops(body: Body, leaf: Input, nest: _Nest) -> str:
+    """Open the loops over a leaf's stored entries; return the C text of the value."""
+    if leaf.format.is_dense:
+        coords = []
+        for d in range(leaf.ndim):
+            var = body.declare(f"i{d}", "int64_t")
+            body.line(f"for {var} in range({expr_c(leaf.shape[d], {})}):")
+            body.depth += 1
+            coords.append(var)
+            nest.bind(f"_i{d}", var)
+        v = body.declare("dv", ctype(leaf.dtype))
+        body.line(f"{v} = {dense_leaf(leaf, tuple(coords))}")
+        body.line(f"if {v} == 0: continue  # a dense operand stores no zeros in a sparse result")
+        return v
+    parent = "0"
+    for level_no, level in enumerate(leaf.format.levels):
+        mode = leaf.format.mode_order[level_no]
+        coord = body.declare(f"i{mode}", "int64_t")
+        pos = body.declare(f"q{level_no}", "int64_t")
+        if level.full:
+            size = expr_c(leaf.shape[mode], {})
+            body.line(f"for {coord} in range({size}):")
+            body.depth += 1
+            body.line(f"{pos} = {parent} * {size} + {coord}" if parent != "0"
+                      else f"{pos} = {coord}")
+        elif level.has_pos:
+            p = array_var(leaf.name, f"pos{level_no}")
+            body.line(f"for {pos} in range({p}[{parent}], {p}[{parent} + 1]):")
+            body.depth += 1
+            body.line(f"{coord} = {array_var(leaf.name, f'crd{level_no}')}[{pos}]")
+        else:  # singleton: one coordinate at the parent's position
+            body.line(f"{pos} = {parent}")
+            body.line(f"{coord} = {array_var(leaf.name, f'crd{level_no}')}[{pos}]")
+        nest.bind(f"_i{mode}", coord)
+        parent = pos
+    return f"{array_var(leaf.name, 'val')}[{parent}]"

@@ -1,0 +1,181 @@
+"""``sf.jit``, ``LazyArray.compute`` and ``sf.show``: programs compiled to fused kernels.
+
+Tracing: the function is called once per *argument signature* (each argument's format,
+dtype, ndim, and which sizes are 0 or 1) on symbolic inputs ``a0, a1, ...`` whose sizes are
+symbols ``n<arg>_<axis>`` — so one kernel serves every size. Sizes 0 and 1 stay concrete
+because they change meaning (broadcasting, empty reductions). If the function cannot be
+traced symbolically (it branches on a size, or a reshape needs concrete sizes), it is traced
+with the call's concrete shapes instead and the kernel is specialized to them.
+
+Results come back as the inputs' library: scipy arrays (pydata arrays when any input was
+pydata), NumPy for dense results.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from sparsefold.interop import describe, is_pydata_sparse
+from sparsefold.lazy import LazyArray
+from sparsefold.spec import sizes as sz
+from sparsefold.spec.compute import Input
+from sparsefold.spec.errors import IllFormedProgram, InvalidData
+from sparsefold.spec.printer import topological
+
+__all__ = ["jit", "JitFunction", "compute", "show", "compile_program"]
+
+_KERNELS: dict[tuple, Any] = {}
+_KERNELS_LOCK = threading.Lock()
+
+
+def compile_program(program, out: str):
+    """The kernel for ``program`` with output format ``out`` (cached by structure)."""
+    from sparsefold.compiler.pipeline import Kernel
+    key = (program, out)
+    with _KERNELS_LOCK:
+        k = _KERNELS.get(key)
+        if k is None:
+            k = _KERNELS[key] = Kernel(program, out)
+        return k
+
+
+def _default_out(infos) -> str:
+    for info in infos:
+        if info is not None and info.format != "dense":
+            return info.format
+    return "dense"
+
+
+def _library(args) -> str:
+    return "pydata" if any(is_pydata_sparse(a) for a in args) else "scipy"
+
+
+class JitFunction:
+    """A traced, compiled function. Call it like the original."""
+
+    def __init__(self, fn: Callable, out: str | None = None):
+        self.fn = fn
+        self.out = out
+        self._programs: dict[tuple, tuple] = {}
+        self._lock = threading.Lock()
+
+    def _trace(self, args, infos, concrete: bool):
+        lazies = []
+        classes = _size_classes(infos)
+        for p, (a, info) in enumerate(zip(args, infos)):
+            if info is None:
+                lazies.append(a)
+                continue
+            shape = tuple(n if (concrete or n in (0, 1)) else sz.Sym(f"n{classes[n]}")
+                          for n in info.shape)
+            lazies.append(LazyArray(Input(f"a{p}", shape, info.dtype, info.format)))
+        result = self.fn(*lazies)
+        if not isinstance(result, LazyArray):
+            raise IllFormedProgram(f"a jit function must return a sparsefold array, found "
+                                   f"{type(result).__name__}")
+        if result.bindings:
+            raise IllFormedProgram("a jit function must compute from its arguments only; it "
+                                   "captured arrays wrapped with sf.asarray")
+        return result.node
+
+    def program_for(self, *args):
+        """(program, input names, output format) for these arguments (traced if new)."""
+        infos = [None if _is_scalar(a) else describe(a) for a in args]
+        classes = _size_classes(infos)
+        sig = tuple(("scalar", type(a).__name__, a) if info is None else
+                    (info.format, info.dtype.str, len(info.shape),
+                     tuple(n if n in (0, 1) else -1 - classes[n] for n in info.shape))
+                    for a, info in zip(args, infos))
+        with self._lock:
+            hit = self._programs.get(sig)
+        if hit is None or (hit[1] and hit[2] != tuple(i.shape for i in infos if i)):
+            try:
+                program, concrete = self._trace(args, infos, concrete=False), False
+            except (IllFormedProgram, TypeError, ValueError):
+                program, concrete = self._trace(args, infos, concrete=True), True
+            hit = (program, concrete, tuple(i.shape for i in infos if i))
+            if not concrete:
+                with self._lock:
+                    self._programs[sig] = hit
+        out = self.out or _default_out(infos)
+        return hit[0], out
+
+    def __call__(self, *args):
+        program, out = self.program_for(*args)
+        kernel = compile_program(program, out)
+        values = {f"a{p}": a for p, a in enumerate(args) if not _is_scalar(a)}
+        return kernel(values, _library(args))
+
+
+def _size_classes(infos) -> dict[int, int]:
+    """Sizes (other than 0 and 1) numbered by first appearance: equal sizes share a symbol,
+    so ``concat([a, b], axis=1)`` of two 50-row arrays traces with one row symbol. The
+    equality pattern is part of the signature, so the kernel is never used where it differs."""
+    classes: dict[int, int] = {}
+    for info in infos:
+        if info is not None:
+            for n in info.shape:
+                if n not in (0, 1) and n not in classes:
+                    classes[n] = len(classes)
+    return classes
+
+
+def _is_scalar(a) -> bool:
+    return isinstance(a, (bool, int, float, complex, np.generic))
+
+
+def jit(fn: Callable | None = None, *, out: str | None = None):
+    """Compile ``fn`` (a function of arrays returning a sparsefold array) into fused kernels,
+    one per argument signature, built on first call. ``out``: "csr", "csc", "coo", "dcsr" or
+    "dense"; default: the first sparse argument's format, else dense."""
+    if fn is None:
+        return lambda f: JitFunction(f, out)
+    return JitFunction(fn, out)
+
+
+def _canonical(x: LazyArray):
+    """The program with inputs renamed a0, a1, ... in first-use order, and their arrays."""
+    inputs = [n for n in topological(x.node) if isinstance(n, Input)]
+    values = []
+    for n in inputs:
+        if n.name not in x.bindings:
+            raise InvalidData(f"input {n.name!r} has no data; bind it with sf.asarray")
+        values.append(x.bindings[n.name])
+    return x.node, {n.name: v for n, v in zip(inputs, values)}
+
+
+def compute(x: LazyArray, out: str | None = None):
+    """Run a lazy array's program as one compiled kernel."""
+    program, values = _canonical(x)
+    infos = [describe(v) for v in values.values()]
+    kernel = compile_program(program, out or _default_out(infos))
+    return kernel(values, _library(list(values.values())))
+
+
+def show(fn, *example_args, out: str | None = None) -> str:
+    """The generated Cython for ``fn`` on arguments like ``example_args`` (printed and
+    returned). ``fn`` may also be a LazyArray."""
+    if isinstance(fn, LazyArray):
+        program, values = _canonical(fn)
+        out = out or _default_out([describe(v) for v in values.values()])
+        args = list(values.values())
+    else:
+        jf = fn if isinstance(fn, JitFunction) else JitFunction(fn, out)
+        program, out = jf.program_for(*example_args)
+        values = {f"a{p}": a for p, a in enumerate(example_args) if not _is_scalar(a)}
+        args = list(example_args)
+    kernel = compile_program(program, out)
+    from sparsefold.compiler import runtime
+    index_dtypes = {}
+    for inp in kernel.inputs:
+        if not inp.format.is_dense and kernel.plan.strategy == "stream":
+            levels = runtime.sparse_levels(values[inp.name], inp, inp.name)
+            index_dtypes[inp.name] = {k: v.dtype.name for k, v in levels.items() if k != "val"}
+    _ = args
+    text, _args = kernel.source(index_dtypes, "int32")
+    print(text)
+    return text
