@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from sparsefold.spec.errors import IllFormedProgram
 from sparsefold.spec.ir import Node, Piece, Shape, ShapeOp, normalize_axis, show_shape
-from sparsefold.spec.sizes import TRUE, Const, Expr, and_, as_expr, definitely_equal, eq, \
-    in_coords, out_coords
+from sparsefold.spec.sizes import TRUE, Const, Expr, and_, as_expr, const_value, \
+    definitely_equal, eq, in_coords, out_coords
 
 __all__ = ["BroadcastTo", "ExpandDims", "Squeeze", "PermuteDims", "broadcast_shapes"]
 
@@ -52,6 +52,11 @@ class BroadcastTo(ShapeOp):
 
     def check(self, shapes):
         (s,), t = shapes, self.target
+        for n in t:
+            v = const_value(as_expr(n))
+            if v is not None and v < 0:
+                raise IllFormedProgram(
+                    f"broadcast_to: sizes must be non-negative, found {show_shape(t)}")
         if len(t) < len(s):
             raise IllFormedProgram(
                 f"broadcast_to: cannot broadcast shape {show_shape(s)} to fewer dimensions "
