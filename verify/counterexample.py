@@ -1,0 +1,65 @@
+"""Counterexamples to index-level obligations (operator entries), confirmed without Z3.
+
+A counterexample to a rule (two programs) is :class:`sparsefold.verify.replay.Counterexample`;
+this module holds the one for an operator obligation: concrete sizes and coordinates at which
+the obligation's assumptions hold and its goal does not, re-checked with the exact Python
+reading of the size expressions (and, for the map obligations, through the interpreter).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sparsefold.spec.ir import ShapeOp
+
+__all__ = ["IndexCounterexample", "show_values"]
+
+
+def show_values(values: dict[str, int], *, sizes: bool) -> str:
+    names = sorted(n for n in values if n.startswith("_") != sizes)
+    return "{" + ", ".join(f"{n.lstrip('_')}: {values[n]}" for n in names) + "}"
+
+
+@dataclass
+class IndexCounterexample:
+    """Sizes and coordinates violating obligation ``obligation`` of instance ``node``."""
+
+    node: ShapeOp
+    obligation: str
+    values: dict[str, int]
+
+    def _find(self):
+        from sparsefold.verify.obligations import obligations, properties
+        for ob in obligations(self.node) + properties(self.node):
+            if ob.name == self.obligation:
+                return ob
+        raise KeyError(self.obligation)
+
+    def replay(self) -> bool:
+        """True when the exact Python reading confirms the violation."""
+        from sparsefold.verify.obligations import holds
+        return holds(self._find(), self.values) is False
+
+    def __str__(self) -> str:
+        return (f"{self.obligation} fails at sizes={show_values(self.values, sizes=True)} "
+                f"coords={show_values(self.values, sizes=False)}")
+
+    def as_test(self, name: str | None = None) -> str:
+        """A pytest function that fails while the entry is wrong: it checks the obligation
+        at these values with the exact Python reading."""
+        from sparsefold.verify.source import program_source
+        fname = name or f"test_{type(self.node).__name__.lower()}_{_ident(self.obligation)}"
+        imports, lines = program_source(self.node, "node")
+        body = "\n".join(f"    {line}" for line in imports + lines)
+        return (
+            f"def {fname}():\n"
+            f'    """Regression: {self} (found by sparsefold.verify)."""\n'
+            f"    from sparsefold.verify.obligations import holds, obligations, properties\n"
+            f"{body}\n"
+            f"    ob = next(o for o in obligations(node) + properties(node)\n"
+            f"              if o.name == {self.obligation!r})\n"
+            f"    assert holds(ob, {self.values!r}) is not False\n")
+
+
+def _ident(text: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in text).strip("_")
