@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import scipy.sparse as sp
 import sparse
 from hypothesis import given
 from hypothesis import strategies as st
@@ -301,3 +302,47 @@ def test_chains(data, a, length):
         ours, theirs = _step(data, v)
         x, v = ours(x), np.asarray(theirs(v))
     same(x.interpret(), v)
+
+
+# --- the strategies themselves -------------------------------------------------------------------
+
+def _find(strategy, condition):
+    """An example satisfying ``condition`` — the strategy does reach that case."""
+    from hypothesis import find, settings
+    return find(strategy, condition, settings=settings(settings.default, database=None))
+
+
+@given(st.sampled_from(["csr", "csc", "coo"]).flatmap(
+    lambda f: sfs.sparse_arrays(sfs.shapes(2, 2, 4), f, "int8").map(lambda a: (f, a))))
+def test_sparse_arrays_are_canonical(case):
+    fmt, a = case
+    assert a.format == fmt and a.dtype == np.int8 and isinstance(a, sp.sparray)
+    if fmt != "coo":
+        assert a.has_canonical_format
+    positions = set(zip(*a.coords)) if fmt == "coo" else set(zip(*a.nonzero()))
+    assert len(positions) == a.nnz  # unique positions, no duplicates to sum
+    assert np.all(a.data != 0) and np.all(np.abs(a.data) <= 9)
+
+
+def test_sparse_arrays_reach_edge_cases():
+    shapes2 = sfs.shapes(2, 2, 4)
+    assert _find(sfs.sparse_arrays(shapes2, "csr"), lambda a: a.size == 0).shape
+    empty = _find(sfs.sparse_arrays(shapes2, "csc"), lambda a: a.nnz == 0 and 0 not in a.shape)
+    assert not empty.toarray().any()
+    assert _find(sfs.sparse_arrays(shapes2, "coo"), lambda a: a.nnz == 1).nnz == 1
+    full = _find(sfs.sparse_arrays((2, 2), "csr"), lambda a: a.nnz == 4)
+    assert full.toarray().all()
+    matrix = _find(sfs.sparse_arrays((2, 3), "csr", container="matrix"), lambda a: True)
+    assert isinstance(matrix, sp.spmatrix)
+
+
+def test_reshape_targets_and_slice_keys_reach_edge_cases():
+    assert _find(sfs.reshape_targets((2, 0, 3)), lambda t: -1 in t) == (-1,)
+    assert -1 in _find(sfs.reshape_targets((12,)), lambda t: len(t) == 4 and -1 in t)
+    assert _find(sfs.reshape_targets((1, 1)), lambda t: t == ()) == ()
+    key = _find(sfs.slice_keys((3, 4, 5)), lambda k: Ellipsis in k and None in k and any(
+        isinstance(s, slice) and (s.step or 1) < 0 for s in k))
+    np.empty((3, 4, 5))[key]  # valid NumPy basic indexing
+    out_of_range = _find(sfs.slice_keys((3,)), lambda k: any(
+        isinstance(s, slice) and s.start is not None and s.start < -3 for s in k))
+    np.empty(3)[out_of_range]
