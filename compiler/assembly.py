@@ -33,6 +33,7 @@ class Assembler:
     def args(self) -> list[Arg]: return []
     def prologue(self, body: Body) -> None: pass
     def emit(self, body: Body, coords: tuple[str, ...], value: str) -> None: ...
+    def end_row(self, body: Body, r: str) -> None: pass
     def epilogue(self, body: Body) -> None: pass
 
 
@@ -53,7 +54,7 @@ class DenseOut(Assembler):
             lin = c if lin == "0" else f"({lin}) * {expr_c(n, {})} + {c}"
         v = as_type(value, self.dtype)
         if self.accumulate:
-            body.line(f"out_val[{lin}] = out_val[{lin}] + {v}")
+            body.line(f"out_val[{lin}] = {as_type(f'out_val[{lin}] + {v}', self.dtype)}")
         else:
             body.line(f"out_val[{lin}] = {v}")
 
@@ -97,9 +98,11 @@ class AppendOut(Assembler):
             body.line("out_pos1[0] = 0")
 
     def emit(self, body, coords, value):
-        s = self._storage(coords)
+        s = self.storage = self._storage(coords)
         ix = self.ix
-        if self.kinds == ("full", "pos"):
+        if self.kinds == ("full", "pos") and self.row_driven:
+            body.line(f"out_crd1[n] = <{ix}>{s[1]}")
+        elif self.kinds == ("full", "pos"):
             body.line(f"while cur < {s[0]}:")
             body.line("    cur = cur + 1")
             body.line(f"    out_pos1[cur] = <{ix}>n")
@@ -116,7 +119,16 @@ class AppendOut(Assembler):
         body.line(f"out_val[n] = {as_type(value, self.dtype)}")
         body.line("n = n + 1")
 
+    row_driven = False
+
+    def end_row(self, body, r: str) -> None:
+        """Row-driven loops close each output row here (empty rows included)."""
+        if self.kinds == ("full", "pos"):
+            body.line(f"out_pos1[{r} + 1] = <{self.ix}>n")
+
     def epilogue(self, body):
+        if self.kinds == ("full", "pos") and self.row_driven:
+            return
         if self.kinds == ("full", "pos"):
             rows = expr_c(self.shape[self.fmt.mode_order[0]], {})
             body.comment("rows after the last entry are empty")
@@ -130,12 +142,14 @@ class AppendOut(Assembler):
 class BufferOut(AppendOut):
     """Coordinate lists in storage order, sorted afterwards by the runtime (fallback)."""
 
-    def __init__(self, fmt: Format, shape, dtype, index_dtype: str):
+    def __init__(self, fmt: Format, shape, dtype, index_dtype: str, *, bucket: bool = False):
         self.fmt, self.shape, self.dtype, self.ix = fmt, shape, dtype, index_ctype(index_dtype)
         self.kinds = ("pos",) + ("one",) * (len(shape) - 1)
+        how = ("a stable sort by the outer coordinate alone (proved: entries arrive in order "
+               "within each outer coordinate)" if bucket else "a full sort in storage order")
         self.note = ("Output: FALLBACK — the stream is not proved to arrive in the output's "
-                     f"storage order, so entries are buffered as coordinates and sorted "
-                     f"(stable, storage order) after the kernel, then compressed into {fmt}")
+                     f"storage order, so entries are buffered as coordinates, then {how} "
+                     f"after the kernel, then compressed into {fmt}")
         self.returns = "(n, m)"
 
     def args(self):

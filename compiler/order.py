@@ -24,7 +24,7 @@ import z3
 from sparsefold.compiler.streams import StreamPiece
 from sparsefold.spec import sizes as sz
 
-__all__ = ["stream_is_ordered", "RLIMIT"]
+__all__ = ["stream_is_ordered", "stream_is_row_ordered", "RLIMIT"]
 
 RLIMIT = 2_000_000  # deterministic resource limit per query (not a wall-clock timeout)
 
@@ -84,7 +84,8 @@ def _instance(piece: StreamPiece, tag: str, sizes: dict[str, z3.ArithRef], out_o
 
 
 @functools.lru_cache(maxsize=1024)
-def _ordered(pieces: tuple[StreamPiece, ...], out_order: tuple[int, ...]) -> bool:
+def _ordered(pieces: tuple[StreamPiece, ...], out_order: tuple[int, ...],
+             same_outer: bool = False) -> bool:
     sizes: dict[str, z3.ArithRef] = {}
     names = set()
     for p in pieces:
@@ -101,6 +102,8 @@ def _ordered(pieces: tuple[StreamPiece, ...], out_order: tuple[int, ...]) -> boo
             solver.set("rlimit", RLIMIT)
             solver.add(*[v >= 0 for v in sizes.values()], *c1, *c2, before,
                        z3.Not(_lex_lt(key1, key2)))
+            if same_outer:
+                solver.add(key1[0] == key2[0])
             if solver.check() != z3.unsat:
                 return False
     return True
@@ -110,3 +113,10 @@ def stream_is_ordered(pieces: tuple[StreamPiece, ...], out_order: tuple[int, ...
     """True when a proof shows the pieces' entries arrive in strictly increasing output
     storage order (so append-only assembly is correct)."""
     return _ordered(tuple(pieces), tuple(out_order))
+
+
+def stream_is_row_ordered(pieces: tuple[StreamPiece, ...], out_order: tuple[int, ...]) -> bool:
+    """True when, among entries with the same outer output storage coordinate, arrival order
+    is increasing: a stable bucket sort by that coordinate (or iterating it outermost)
+    then yields storage order."""
+    return _ordered(tuple(pieces), tuple(out_order), True)

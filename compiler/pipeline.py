@@ -20,7 +20,7 @@ output), chosen per call from the actual arrays and sizes, so nothing can overfl
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -29,11 +29,12 @@ from sparsefold.compiler import runtime
 from sparsefold.compiler.assembly import AppendOut, BufferOut, DenseOut
 from sparsefold.compiler.cnames import check_compilable_dtype
 from sparsefold.compiler.dense_kernel import dense_kernel_source, input_size_args
-from sparsefold.compiler.order import stream_is_ordered
+from sparsefold.compiler.merge_kernel import emit_merge, merge_plan
+from sparsefold.compiler.order import stream_is_ordered, stream_is_row_ordered
 from sparsefold.compiler.pointwise import Body, Pointwise
 from sparsefold.compiler.source import Arg, render_module
 from sparsefold.compiler.stream_kernel import dense_leaf, dense_leaf_args, emit_pieces, \
-    leaf_args
+    emit_rows, leaf_args, row_loop_applies
 from sparsefold.compiler.streams import NotAStream, finite_checks, stream_pieces
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input, Reduce
@@ -51,13 +52,16 @@ _INT32_MAX = 2**31 - 1
 @dataclass(frozen=True)
 class Plan:
     """How a program will run: ``strategy`` is "stream" or "dense"; ``assembly`` is one of
-    "dense", "accumulate", "append", "sort"."""
+    "dense", "accumulate", "append" (proved in order), "bucket" (proved in order within
+    each outer coordinate: a stable sort by it suffices) or "sort" (full sort)."""
 
     strategy: str
     assembly: str
     pieces: tuple = ()
     finite: tuple[Input, ...] = ()
     reason: str = ""
+    loop: str = "leaf"  # "leaf": piece after piece; "row": output rows outermost
+    merge: Any = None   # merge_kernel.MergePlan for strategy "merge"
 
 
 def out_format(name: str, ndim: int) -> Format:
@@ -74,21 +78,65 @@ def out_format(name: str, ndim: int) -> Format:
     return named_format(name, ndim)
 
 
-def plan(program: Node, fmt: Format) -> Plan:
+def _sum_below(program: Node) -> tuple[Reduce | None, list[ShapeOp]]:
+    """A sum reached from the root through single-piece shape operators (squeeze after
+    matmul, a reshape of the result), and those operators bottom-up."""
+    chain: list[ShapeOp] = []
+    node = program
+    while isinstance(node, ShapeOp) and len(node.operands()) == 1 and node.fill is None:
+        (piece,) = node.index_map().pieces
+        if None in piece.forward:
+            return None, []
+        chain.append(node)
+        node = node.operands()[0]
+    if isinstance(node, Reduce) and node.monoid == "sum":
+        return node, chain[::-1]
+    return None, []
+
+
+def _accumulated(total: Reduce, chain: list[ShapeOp]) -> tuple:
+    """Stream pieces of a sum's argument, with output coordinates = the kept coordinates
+    carried up through ``chain``'s forward maps (their forward guards join the guard)."""
+    out = []
+    for p in stream_pieces(total.arg):
+        coords = tuple(c for d, c in enumerate(p.coords) if d not in total.axes)
+        guard = p.guard
+        for op in chain:
+            (piece,) = op.index_map().pieces
+            env = {f"_i{d}": c for d, c in enumerate(coords)}
+            coords = tuple(sz.substitute(f, env) for f in piece.forward)
+            guard = sz.and_(guard, sz.substitute(piece.forward_guard, env))
+        out.append(replace(p, coords=coords, guard=guard))
+    return tuple(out)
+
+
+def plan(program: Node, fmt: Format, *, union: bool = False) -> Plan:
     """Choose a strategy (pass 2 of the pipeline)."""
-    reduce_root = isinstance(program, Reduce) and program.monoid == "sum"
-    target = program.arg if reduce_root else program
+    merge = merge_plan(program, fmt, union=union)
+    if merge is not None:
+        floats = [p.leaf for p in merge.pieces if p.leaf.dtype.kind == "f"]
+        if merge.intersect and floats and any(p.layers for p in merge.pieces):
+            return plan(program, fmt, union=True)  # can't check finiteness after the layers
+        finite = tuple(floats) if merge.intersect else ()
+        return Plan("merge", "append", merge.pieces, finite, merge=merge)
+    total, chain = _sum_below(program)
     try:
-        pieces = stream_pieces(target)
+        pieces = _accumulated(total, chain) if total else stream_pieces(program)
     except NotAStream as exc:
         return Plan("dense", "dense", reason=str(exc))
     finite = finite_checks(pieces)
-    if reduce_root:
+    if total is not None:
         return Plan("stream", "accumulate", pieces, finite)
     if fmt.is_dense:
         return Plan("stream", "dense", pieces, finite)
-    ordered = stream_is_ordered(pieces, fmt.mode_order)
-    return Plan("stream", "append" if ordered else "sort", pieces, finite)
+    order = fmt.mode_order
+    if stream_is_ordered(pieces, order):
+        return Plan("stream", "append", pieces, finite)
+    if len(order) > 1 and stream_is_row_ordered(pieces, order):
+        if row_loop_applies(pieces, order):
+            return Plan("stream", "append", pieces, finite, loop="row")
+        return Plan("stream", "bucket", pieces, finite)
+    return Plan("stream", "sort", pieces, finite)
 
 
 def _requires(program: Node) -> list[sz.Expr]:
@@ -141,17 +189,19 @@ class Kernel:
         elif p.assembly == "append":
             asm = AppendOut(self.fmt, program.shape, program.dtype, out_index)
         else:
-            asm = BufferOut(self.fmt, program.shape, program.dtype, out_index)
+            asm = BufferOut(self.fmt, program.shape, program.dtype, out_index,
+                            bucket=p.assembly == "bucket")
         args += asm.args()
         asm.prologue(body)
-        if p.assembly == "accumulate":
-            axes = program.axes
-            def coords_of(piece):
-                return tuple(c for d, c in enumerate(piece.coords) if d not in axes)
+        def coords_of(piece):
+            return piece.coords
+        located = Pointwise(body, dense_leaf)
+        if p.strategy == "merge":
+            emit_merge(body, p.merge, self.fmt, asm, located)
+        elif p.loop == "row":
+            emit_rows(body, p.pieces, self.fmt.mode_order, program.shape, asm, located)
         else:
-            def coords_of(piece):
-                return piece.coords
-        emit_pieces(body, p.pieces, coords_of, asm, Pointwise(body, dense_leaf))
+            emit_pieces(body, p.pieces, coords_of, asm, located)
         asm.epilogue(body)
         notes = [f"Strategy: stream ({len(p.pieces)} piece(s)); {asm.note}."]
         if p.finite:
@@ -166,8 +216,8 @@ class Kernel:
     def __call__(self, values: dict[str, Any], library: str = "scipy"):
         env = self._bind(values)
         p = self.plan
-        if p.finite and not all(np.all(np.isfinite(runtime.dense_operand(
-                values[i.name], i.dtype, i.name))) for i in p.finite):
+        if p.finite and p.strategy != "merge" and not all(np.all(np.isfinite(
+                runtime.dense_operand(values[i.name], i.dtype, i.name))) for i in p.finite):
             return self._fallback()(values, library)
         prepared: dict[str, dict[str, np.ndarray]] = {}
         index_dtypes: dict[str, dict[str, str]] = {}
@@ -181,6 +231,9 @@ class Kernel:
                 prepared[inp.name] = levels
                 index_dtypes[inp.name] = {k: v.dtype.name for k, v in levels.items()
                                           if k != "val"}
+        if p.strategy == "merge" and p.finite and not all(
+                np.all(np.isfinite(prepared[i.name]["val"])) for i in p.finite):
+            return self._fallback()(values, library)
         for piece in p.pieces:
             arrs = prepared[piece.leaf.name]
             n = arrs["dense"].size if "dense" in arrs else int(arrs["val"].shape[0])
@@ -238,7 +291,7 @@ class Kernel:
             return {"val": np.zeros(shape, dtype=dt)}
         ix = np.dtype(out_index)
         out = {"val": np.empty(capacity, dtype=dt)}
-        if a == "sort":
+        if a in ("sort", "bucket"):
             for d in range(len(shape)):
                 out[f"crd{d}"] = np.empty(capacity, dtype=ix)
             return out
@@ -279,9 +332,12 @@ class Kernel:
             return _from_dense(dense, self.out_name, self.fmt, library)
         n, m = result
         val = outputs["val"][:n]
-        if a == "sort":
+        if a in ("sort", "bucket"):
             crds = [outputs[f"crd{d}"][:n] for d in range(len(shape))]
-            order = np.lexsort(crds[::-1]) if n > 1 else np.arange(n)
+            if a == "bucket":  # proved: in order within each outer coordinate
+                order = np.argsort(crds[0], kind="stable")
+            else:
+                order = np.lexsort(crds[::-1]) if n > 1 else np.arange(n)
             val = val[order]
             crds = [c[order] for c in crds]
             arrays = _compress(crds, self.fmt, shape, out_index)
@@ -299,7 +355,10 @@ class Kernel:
             k = Kernel.__new__(Kernel)
             k.program, k.out_name = self.program, self.out_name
             k.fmt = self.fmt
-            k.plan = Plan("dense", "dense", reason="an operand is not finite")
+            union = plan(self.program, self.fmt, union=True) if self.plan.strategy == "merge" \
+                else None
+            k.plan = union if union is not None and union.strategy == "merge" else \
+                Plan("dense", "dense", reason="an operand is not finite")
             k.inputs, k.requires = self.inputs, self.requires
             k._variants, k._lock, k._dense_fallback = {}, threading.Lock(), None
             self._dense_fallback = k

@@ -23,7 +23,7 @@ from sparsefold.compiler.streams import StreamPiece
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input
 
-__all__ = ["emit_pieces", "leaf_args", "dense_leaf"]
+__all__ = ["emit_pieces", "emit_rows", "row_loop_applies", "leaf_args", "dense_leaf"]
 
 
 def _conjuncts(e: sz.Expr) -> list[sz.Expr]:
@@ -74,6 +74,7 @@ class _Nest:
         self.coords = list(out_coords)
         self.coord_vars: list[str | None] = [None] * len(out_coords)
         self.env: dict[str, str] = {}
+        self.in_loop = False  # inside one of this piece's own loops: guards may `continue`
 
     def bind(self, symbol: str, c_name: str) -> None:
         self.bound.add(symbol)
@@ -85,9 +86,9 @@ class _Nest:
         ready = [g for g in self.guards if sz.free_symbols(g) <= self.bound | _sizes(g)]
         for g in ready:
             self.guards.remove(g)
-            if self.bound:
+            if self.in_loop:
                 self.body.line(f"if not ({expr_c(g, self.env)}): continue")
-            else:  # no loop is open yet: guard the whole nest
+            else:  # none of this piece's loops is open yet: guard the whole nest
                 self.body.line(f"if {expr_c(g, self.env)}:")
                 self.body.depth += 1
         for d, c in enumerate(self.coords):
@@ -116,6 +117,7 @@ def emit_pieces(body: Body, pieces: tuple[StreamPiece, ...], out_coords_of, asse
             var = body.declare(name.lstrip("_"), "int64_t")
             body.line(f"for {var} in range({expr_c(size, nest.env)}):")
             body.depth += 1
+            nest.in_loop = True
             nest.bind(name, var)
         if nest.guards:
             raise AssertionError(f"unplaced guards {nest.guards}")
@@ -135,6 +137,7 @@ def _open_leaf_loops(body: Body, leaf: Input, nest: _Nest) -> str:
             var = body.declare(f"i{d}", "int64_t")
             body.line(f"for {var} in range({expr_c(leaf.shape[d], {})}):")
             body.depth += 1
+            nest.in_loop = True
             coords.append(var)
             nest.bind(f"_i{d}", var)
         v = body.declare("dv", ctype(leaf.dtype))
@@ -150,12 +153,14 @@ def _open_leaf_loops(body: Body, leaf: Input, nest: _Nest) -> str:
             size = expr_c(leaf.shape[mode], {})
             body.line(f"for {coord} in range({size}):")
             body.depth += 1
+            nest.in_loop = True
             body.line(f"{pos} = {parent} * {size} + {coord}" if parent != "0"
                       else f"{pos} = {coord}")
         elif level.has_pos:
             p = array_var(leaf.name, f"pos{level_no}")
             body.line(f"for {pos} in range({p}[{parent}], {p}[{parent} + 1]):")
             body.depth += 1
+            nest.in_loop = True
             body.line(f"{coord} = {array_var(leaf.name, f'crd{level_no}')}[{pos}]")
         else:  # singleton: one coordinate at the parent's position
             body.line(f"{pos} = {parent}")
@@ -163,3 +168,72 @@ def _open_leaf_loops(body: Body, leaf: Input, nest: _Nest) -> str:
         nest.bind(f"_i{mode}", coord)
         parent = pos
     return f"{array_var(leaf.name, 'val')}[{parent}]"
+
+
+def row_loop_applies(pieces: tuple[StreamPiece, ...], out_order: tuple[int, ...]) -> bool:
+    """Can the output's outer storage coordinate drive the loop? Each leaf must have a full
+    outer level whose coordinate alone decides the output row, read back by ``backward``;
+    every piece guard must talk about the row or about the rest, never both."""
+    if len(out_order) != 2:
+        return False
+    row = f"_k{out_order[0]}"
+    for p in pieces:
+        lv = p.leaf.format.levels
+        if p.free or p.leaf.format.is_dense or len(lv) != 2 or not lv[0].full:
+            return False
+        a = p.leaf.format.mode_order[0]
+        if not _only(p.backward[a], {row}) or not _only(p.coords[out_order[0]], {f"_i{a}"}):
+            return False
+        for g in _conjuncts(p.out_guard):
+            syms = {s for s in sz.free_symbols(g) if s.startswith("_")}
+            if row in syms and len(syms) > 1:
+                return False
+    return True
+
+
+def _only(e: sz.Expr, allowed: set[str]) -> bool:
+    return {s for s in sz.free_symbols(e) if s.startswith("_")} <= allowed
+
+
+def emit_rows(body: Body, pieces: tuple[StreamPiece, ...], out_order, out_shape,
+              assembler: Assembler, located: Pointwise) -> None:
+    """The row-driven loop: for each output row, each piece's source row (found through the
+    backward map) is copied in order. Used when the stream is ordered within a row, so the
+    output is appended in storage order (e.g. hstack of CSR: rows interleave pieces)."""
+    r = body.declare("r", "int64_t")
+    assembler.row_driven = True
+    row = f"_k{out_order[0]}"
+    body.comment("row-driven loop: output rows outermost; each piece contributes its source "
+                 "row (backward map), in piece order")
+    with body.block(f"for {r} in range({expr_c(out_shape[out_order[0]], {})}):"):
+        for n, piece in enumerate(pieces):
+            body.comment(f"piece {n}: row of {piece.leaf.name} ({piece.leaf.format})")
+            depth = body.depth
+            for g in _conjuncts(piece.out_guard):
+                if row in sz.free_symbols(g):
+                    body.line(f"if {expr_c(g, {row: r})}:")
+                    body.depth += 1
+            leaf = piece.leaf
+            a = leaf.format.mode_order[0]
+            nest = _Nest(body, piece, piece.coords)
+            src = body.declare(f"i{a}", "int64_t")
+            body.line(f"{src} = {expr_c(piece.backward[a], {row: r})}")
+            body.line(f"q0 = {src}")
+            body.declare("q0", "int64_t")
+            nest.bind(f"_i{a}", src)
+            b = leaf.format.mode_order[1]
+            coord = body.declare(f"i{b}", "int64_t")
+            body.declare("q1", "int64_t")
+            pos, crd = array_var(leaf.name, "pos1"), array_var(leaf.name, "crd1")
+            body.line(f"for q1 in range({pos}[q0], {pos}[q0 + 1]):")
+            body.depth += 1
+            nest.in_loop = True
+            body.line(f"{coord} = {crd}[q1]")
+            nest.bind(f"_i{b}", coord)
+            v = f"{array_var(leaf.name, 'val')}[q1]"
+            for layer in piece.layers:
+                coords = tuple(expr_c(c, nest.env) for c in layer.coords)
+                v = located.map_with(layer.node, {layer.driver: v}, coords)
+            assembler.emit(body, tuple(nest.coord_vars), v)
+            body.depth = depth
+        assembler.end_row(body, r)

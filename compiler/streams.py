@@ -50,11 +50,17 @@ class Layer:
 
 @dataclass(frozen=True, slots=True)
 class StreamPiece:
+    """``coords``/``guard`` are the forward direction (leaf -> output); ``backward`` and
+    ``out_guard`` the same path read backward (output coordinates ``_k*`` -> leaf
+    coordinates, and which output coordinates this piece owns)."""
+
     leaf: Input
     coords: tuple[sz.Expr, ...]
     guard: sz.Expr
     free: tuple[tuple[str, sz.Expr], ...] = ()
     layers: tuple[Layer, ...] = field(default=())
+    backward: tuple[sz.Expr, ...] = ()
+    out_guard: sz.Expr = sz.TRUE
 
 
 def is_locatable(node: Node) -> bool:
@@ -81,7 +87,7 @@ def stream_pieces(node: Node) -> tuple[StreamPiece, ...]:
     """The pieces whose entries are exactly the stored entries of ``node`` (fill 0)."""
     if isinstance(node, Input):
         nd = node.ndim
-        return (StreamPiece(node, sz.in_coords(nd), sz.TRUE),)
+        return (StreamPiece(node, sz.in_coords(nd), sz.TRUE, backward=sz.out_coords(nd)),)
     if isinstance(node, ShapeOp):
         return _through_shape_op(node)
     if isinstance(node, Map):
@@ -113,7 +119,11 @@ def _compose(node: ShapeOp, piece, sp: StreamPiece) -> StreamPiece:
         else:
             coords.append(sz.substitute(f, env))
     guard = sz.and_(sp.guard, sz.substitute(piece.forward_guard, env))
-    return StreamPiece(sp.leaf, tuple(coords), guard, tuple(free), sp.layers)
+    back = {f"_k{d}": b for d, b in enumerate(piece.backward)}
+    backward = tuple(sz.substitute(b, back) for b in sp.backward)
+    out_guard = sz.and_(piece.guard, sz.substitute(sp.out_guard, back))
+    return StreamPiece(sp.leaf, tuple(coords), guard, tuple(free), sp.layers, backward,
+                       out_guard)
 
 
 def _through_map(node: Map) -> tuple[StreamPiece, ...]:
@@ -131,7 +141,8 @@ def _through_map(node: Map) -> tuple[StreamPiece, ...]:
         (piece,) = bcast.index_map().pieces
         inner = tuple(_compose(bcast, piece, sp) for sp in inner)
     return tuple(StreamPiece(p.leaf, p.coords, p.guard, p.free,
-                             p.layers + (Layer(node, driver, p.coords),)) for p in inner)
+                             p.layers + (Layer(node, driver, p.coords),), p.backward,
+                             p.out_guard) for p in inner)
 
 
 def finite_checks(pieces) -> tuple[Input, ...]:

@@ -1,0 +1,222 @@
+"""Co-iteration: a map of two sparse operands, merged in output order (DESIGN §3.2).
+
+``A[::2] * B`` or ``flatten(A) * b``: each sparse argument is a single-piece stream (one
+leaf seen through shape operators and unary maps) whose entries are *proved* to arrive in the
+output's storage order (``order.py``). Each becomes a **cursor**: a position in its leaf's
+storage plus the output key of the entry there, with an inline ``advance`` that skips entries
+(and whole rows) its guards exclude. The merge is the classic two-finger walk:
+
+* intersection, when the function annihilates both arguments (``multiply``, ``logical_and``):
+  emit only where the keys agree;
+* union, when ``f(0, 0) == 0`` (``add``, ``maximum``, ...): emit every key, reading the
+  missing side as 0.
+
+For floats, intersection skips ``f(0, x)`` with ``x`` stored — exact only when stored values
+are finite (``0 * nan`` is ``nan``); the runtime checks and otherwise runs the union variant,
+which evaluates every position either side stores. Output keys arrive strictly increasing,
+so the result is appended in storage order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from sparsefold.compiler.assembly import Assembler
+from sparsefold.compiler.cnames import array_var, c_literal
+from sparsefold.compiler.order import stream_is_ordered
+from sparsefold.compiler.pointwise import Body, Pointwise, expr_c
+from sparsefold.compiler.stream_kernel import _conjuncts
+from sparsefold.compiler.streams import NotAStream, StreamPiece, is_locatable, stream_pieces
+from sparsefold.spec import sizes as sz
+from sparsefold.spec.compute import Literal, Map
+from sparsefold.spec.formats import Format
+from sparsefold.spec.ir import Node
+
+__all__ = ["MergePlan", "merge_plan", "emit_merge"]
+
+
+@dataclass(frozen=True)
+class MergePlan:
+    node: Map
+    positions: tuple[int, int]          # argument positions of the two sparse operands
+    pieces: tuple[StreamPiece, StreamPiece]
+    intersect: bool
+
+
+def _kinds(fmt: Format) -> tuple[str, ...]:
+    return tuple("full" if lv.full else "pos" if lv.has_pos else "one" for lv in fmt.levels)
+
+
+def _flat(piece: StreamPiece) -> bool:
+    k = _kinds(piece.leaf.format)
+    return not piece.free and (k == ("full", "pos") or (k and k[0] == "pos" and
+                                                         all(x == "one" for x in k[1:])))
+
+
+def merge_plan(program: Node, fmt: Format, *, union: bool = False) -> MergePlan | None:
+    """A merge plan for ``program`` (a map of two sparse operands), or None."""
+    if not isinstance(program, Map) or fmt.is_dense and False:
+        return None
+    sparse = [d for d, a in enumerate(program.args) if not is_locatable(a)]
+    if len(sparse) != 2:
+        return None
+    fn = program.fn
+    others = [a for d, a in enumerate(program.args) if d not in sparse]
+    intersect = all(d in fn.annihilates for d in sparse) and not union
+    if not intersect:
+        if not all(isinstance(a, Literal) for a in others):
+            return None
+        probe = [np.zeros((), a.dtype) if d in sparse else a.value
+                 for d, a in enumerate(program.args)]
+        with np.errstate(all="ignore"):
+            if not np.all(np.asarray(fn.impl(*probe)) == 0):
+                return None
+    pieces = []
+    for d in sparse:
+        arg = program.args[d]
+        if arg.shape != program.shape:
+            return None
+        try:
+            ps = stream_pieces(arg)
+        except NotAStream:
+            return None
+        if len(ps) != 1 or not _flat(ps[0]):
+            return None
+        if not stream_is_ordered(ps, fmt.mode_order):
+            return None
+        pieces.append(ps[0])
+    return MergePlan(program, (sparse[0], sparse[1]), (pieces[0], pieces[1]), intersect)
+
+
+class _Cursor:
+    """Inline code for walking one leaf's entries in storage order, guards applied."""
+
+    def __init__(self, body: Body, piece: StreamPiece, tag: str, out_order, located):
+        self.body, self.piece, self.tag, self.order = body, piece, tag, out_order
+        self.located = located
+        leaf = piece.leaf
+        self.kinds = _kinds(leaf.format)
+        self.q = body.declare(f"q_{tag}", "int64_t")
+        self.done = body.declare(f"done_{tag}", "bint")
+        self.row = body.declare(f"row_{tag}", "int64_t") if self.kinds[0] == "full" else None
+        self.env: dict[str, str] = {}
+        self.keys = [body.declare(f"key_{tag}{l}", "int64_t") for l in range(len(out_order))]
+        self.coords = {}
+        for level_no in range(len(self.kinds)):
+            mode = leaf.format.mode_order[level_no]
+            self.coords[mode] = body.declare(f"i{mode}_{tag}", "int64_t")
+            self.env[f"_i{mode}"] = self.coords[mode]
+
+    def _a(self, part: str) -> str:
+        return array_var(self.piece.leaf.name, part)
+
+    def init(self) -> None:
+        b = self.body
+        b.line(f"{self.done} = 0")
+        if self.row is not None:
+            b.line(f"{self.row} = 0")
+            b.line(f"{self.q} = {self._a('pos1')}[0] - 1")
+        else:
+            b.line(f"{self.q} = {self._a('pos0')}[0] - 1")
+        self.advance()
+
+    def advance(self) -> None:
+        b, piece, leaf = self.body, self.piece, self.piece.leaf
+        guards = _conjuncts(piece.guard)
+        b.line(f"{self.q} = {self.q} + 1")
+        with b.block("while True:"):
+            if self.row is not None:
+                a = leaf.format.mode_order[0]
+                rows = expr_c(leaf.shape[a], {})
+                pos = self._a("pos1")
+                b.line(f"while {self.row} < {rows} and {self.q} >= {pos}[{self.row} + 1]:")
+                b.line(f"    {self.row} = {self.row} + 1")
+                with b.block(f"if {self.row} >= {rows}:"):
+                    b.line(f"{self.done} = 1")
+                    b.line("break")
+                b.line(f"{self.coords[a]} = {self.row}")
+                row_guards = [g for g in guards
+                              if {s for s in sz.free_symbols(g) if s.startswith("_")}
+                              <= {f"_i{a}"}]
+                for g in row_guards:
+                    guards.remove(g)
+                    with b.block(f"if not ({expr_c(g, self.env)}):"):
+                        b.line(f"{self.q} = {pos}[{self.row} + 1]")
+                        b.line("continue")
+                inner = leaf.format.mode_order[1]
+                b.line(f"{self.coords[inner]} = {self._a('crd1')}[{self.q}]")
+            else:
+                with b.block(f"if {self.q} >= {self._a('pos0')}[1]:"):
+                    b.line(f"{self.done} = 1")
+                    b.line("break")
+                for level_no in range(len(self.kinds)):
+                    mode = leaf.format.mode_order[level_no]
+                    b.line(f"{self.coords[mode]} = {self._a(f'crd{level_no}')}[{self.q}]")
+            for g in guards:
+                with b.block(f"if not ({expr_c(g, self.env)}):"):
+                    b.line(f"{self.q} = {self.q} + 1")
+                    b.line("continue")
+            for l, mode in enumerate(self.order):
+                b.line(f"{self.keys[l]} = {expr_c(piece.coords[mode], self.env)}")
+            b.line("break")
+
+    def value(self) -> str:
+        v = f"{self._a('val')}[{self.q}]"
+        for layer in self.piece.layers:
+            coords = tuple(expr_c(c, self.env) for c in layer.coords)
+            v = self.located.map_with(layer.node, {layer.driver: v}, coords)
+        return v
+
+
+def _lt(a: list[str], b: list[str]) -> str:
+    if len(a) == 1:
+        return f"{a[0]} < {b[0]}"
+    return f"({a[0]} < {b[0]} or ({a[0]} == {b[0]} and {_lt(a[1:], b[1:])}))"
+
+
+def emit_merge(body: Body, plan: MergePlan, fmt: Format, assembler: Assembler,
+               located: Pointwise) -> None:
+    order = fmt.mode_order
+    ca = _Cursor(body, plan.pieces[0], "a", order, located)
+    cb = _Cursor(body, plan.pieces[1], "b", order, located)
+    pa, pb = plan.positions
+    node = plan.node
+
+    def emit(known: dict[int, str], keys: list[str]) -> None:
+        coords = [None] * len(order)
+        for l, mode in enumerate(order):
+            coords[mode] = keys[l]
+        v = located.map_with(node, known, tuple(coords))
+        assembler.emit(body, tuple(coords), v)
+
+    zero_a = c_literal(0, node.args[pa].dtype)
+    zero_b = c_literal(0, node.args[pb].dtype)
+    kind = "intersection" if plan.intersect else "union"
+    body.comment(f"merge ({kind}) of {ca.piece.leaf.name} and {cb.piece.leaf.name}: two "
+                 f"cursors walking their leaves in output storage order (proved)")
+    ca.init()
+    cb.init()
+    if plan.intersect:
+        with body.block(f"while not {ca.done} and not {cb.done}:"):
+            with body.block(f"if {_lt(ca.keys, cb.keys)}:"):
+                ca.advance()
+            with body.block(f"elif {_lt(cb.keys, ca.keys)}:"):
+                cb.advance()
+            with body.block("else:"):
+                emit({pa: ca.value(), pb: cb.value()}, ca.keys)
+                ca.advance()
+                cb.advance()
+        return
+    with body.block(f"while not ({ca.done} and {cb.done}):"):
+        with body.block(f"if {cb.done} or (not {ca.done} and {_lt(ca.keys, cb.keys)}):"):
+            emit({pa: ca.value(), pb: zero_b}, ca.keys)
+            ca.advance()
+        with body.block(f"elif {ca.done} or {_lt(cb.keys, ca.keys)}:"):
+            emit({pa: zero_a, pb: cb.value()}, cb.keys)
+            cb.advance()
+        with body.block("else:"):
+            emit({pa: ca.value(), pb: cb.value()}, ca.keys)
+            ca.advance()
+            cb.advance()
