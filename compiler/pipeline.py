@@ -130,11 +130,14 @@ def plan(program: Node, fmt: Format, *, union: bool = False) -> Plan:
     if fmt.is_dense:
         return Plan("stream", "dense", pieces, finite)
     order = fmt.mode_order
+    # Output rows outermost when the leaves allow it: rows are closed once each (no per-entry
+    # bookkeeping) and the inner loop is a plain copy; needs order only within a row.
+    if len(order) > 1 and row_loop_applies(pieces, order) and \
+            stream_is_row_ordered(pieces, order):
+        return Plan("stream", "append", pieces, finite, loop="row")
     if stream_is_ordered(pieces, order):
         return Plan("stream", "append", pieces, finite)
     if len(order) > 1 and stream_is_row_ordered(pieces, order):
-        if row_loop_applies(pieces, order):
-            return Plan("stream", "append", pieces, finite, loop="row")
         return Plan("stream", "bucket", pieces, finite)
     return Plan("stream", "sort", pieces, finite)
 
@@ -199,7 +202,8 @@ class Kernel:
         if p.strategy == "merge":
             emit_merge(body, p.merge, self.fmt, asm, located)
         elif p.loop == "row":
-            emit_rows(body, p.pieces, self.fmt.mode_order, program.shape, asm, located)
+            emit_rows(body, p.pieces, self.fmt.mode_order, program.shape, asm, located,
+                      index_dtypes)
         else:
             emit_pieces(body, p.pieces, coords_of, asm, located)
         asm.epilogue(body)

@@ -59,6 +59,7 @@ def render_module(*, title: str, program_text: str, notes: list[str], args: list
         "from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, "
         "uint32_t, uint64_t",
         "from libc.math cimport NAN, INFINITY, fabs, pow",
+        "from libc.string cimport memcpy",
         "",
         *helpers,
         "",

@@ -196,7 +196,7 @@ def _only(e: sz.Expr, allowed: set[str]) -> bool:
 
 
 def emit_rows(body: Body, pieces: tuple[StreamPiece, ...], out_order, out_shape,
-              assembler: Assembler, located: Pointwise) -> None:
+              assembler: Assembler, located: Pointwise, index_dtypes) -> None:
     """The row-driven loop: for each output row, each piece's source row (found through the
     backward map) is copied in order. Used when the stream is ordered within a row, so the
     output is appended in storage order (e.g. hstack of CSR: rows interleave pieces)."""
@@ -225,6 +225,12 @@ def emit_rows(body: Body, pieces: tuple[StreamPiece, ...], out_order, out_shape,
             coord = body.declare(f"i{b}", "int64_t")
             body.declare("q1", "int64_t")
             pos, crd = array_var(leaf.name, "pos1"), array_var(leaf.name, "crd1")
+            shift = _segment_shift(piece, nest, assembler, out_order[1], f"_i{b}")
+            if shift is not None:
+                _emit_segment(body, leaf, assembler, expr_c(shift, nest.env),
+                              index_dtypes[leaf.name]["crd1"])
+                body.depth = depth
+                continue
             body.line(f"for q1 in range({pos}[q0], {pos}[q0 + 1]):")
             body.depth += 1
             nest.in_loop = True
@@ -237,3 +243,36 @@ def emit_rows(body: Body, pieces: tuple[StreamPiece, ...], out_order, out_shape,
             assembler.emit(body, tuple(nest.coord_vars), v)
             body.depth = depth
         assembler.end_row(body, r)
+
+
+def _segment_shift(piece, nest, assembler, out_axis: int, inner: str):
+    """When a piece copies its source row unchanged except for a constant shift of the inner
+    coordinate (no guard on entries, no map, same dtype), that shift; else None."""
+    from sparsefold.compiler.assembly import AppendOut
+    if not isinstance(assembler, AppendOut) or assembler.kinds != ("full", "pos"):
+        return None
+    if piece.layers or nest.guards or piece.leaf.dtype != assembler.dtype:
+        return None
+    c = piece.coords[out_axis]
+    shift = sz.substitute(c, {inner: 0})
+    if inner in sz.free_symbols(shift) or not sz.definitely_equal(c, sz.add(sz.Sym(inner), shift)):
+        return None
+    return shift
+
+
+def _emit_segment(body: Body, leaf, assembler, shift: str, leaf_index: str) -> None:
+    """Bulk copy of one source row: values by memcpy, coordinates shifted (or memcpy'd)."""
+    pos, crd = array_var(leaf.name, "pos1"), array_var(leaf.name, "crd1")
+    val = array_var(leaf.name, "val")
+    start, cnt, t = (body.declare(x, "int64_t") for x in ("seg_start", "seg_len", "t"))
+    body.comment("the row is copied unchanged: bulk copy (inner coordinate shifted)")
+    body.line(f"{start} = {pos}[q0]")
+    body.line(f"{cnt} = {pos}[q0 + 1] - {start}")
+    vt = storage_ctype(leaf.dtype)
+    body.line(f"memcpy(&out_val[n], &{val}[{start}], {cnt} * sizeof({vt}))")
+    if shift == "0" and index_ctype(leaf_index) == assembler.ix:
+        body.line(f"memcpy(&out_crd1[n], &{crd}[{start}], {cnt} * sizeof({assembler.ix}))")
+    else:
+        with body.block(f"for {t} in range({cnt}):"):
+            body.line(f"out_crd1[n + {t}] = <{assembler.ix}>({crd}[{start} + {t}] + {shift})")
+    body.line(f"n = n + {cnt}")
