@@ -9,6 +9,7 @@ multiply, ``hstack``/``vstack`` = NumPy's rules over concat.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Sequence
 from typing import Any
 
@@ -147,7 +148,7 @@ def reshape(x, /, shape, *, copy: bool | None = None) -> LazyArray:
                 node = ExpandDims(node, step[1])
         else:
             node = Squeeze(node, (step[1],))
-    if tuple(node.shape) != tuple(target) and not all(
+    if tuple(node.shape) != tuple(target) and not builtins.all(  # `all` is sf.all here
             sz.definitely_equal(a, c) for a, c in zip(node.shape, target)):
         raise IllFormedProgram(f"reshape: internal plan gave {node.shape}, wanted {target}")
     return _wrap(node, b)

@@ -17,7 +17,7 @@ from sparsefold.spec.functions import ElementwiseFunction
 from sparsefold.spec.ir import Node
 from sparsefold.spec.printer import topological
 
-__all__ = ["program_source", "expr_source", "value_source"]
+__all__ = ["program_source", "expr_source", "value_source", "grouped_imports"]
 
 
 def expr_source(e: sz.Expr) -> str:
@@ -35,7 +35,8 @@ def value_source(v, names: dict[int, str], imports: set[str]) -> str:
     if isinstance(v, Node):
         return names[id(v)]
     if isinstance(v, sz.Expr):
-        imports.add("from sparsefold.spec import sizes as sz")
+        if not isinstance(v, sz.Const):
+            imports.add("from sparsefold.spec import sizes as sz")
         return expr_source(v)
     if isinstance(v, ElementwiseFunction):
         imports.add("from sparsefold.spec.functions import get_function")
@@ -78,4 +79,15 @@ def program_source(root: Node, var: str = "program") -> tuple[list[str], list[st
                          for f in dataclasses.fields(node) if f.init)
         lines.append(f"{name} = {cls.__name__}({args})")
         names[id(node)] = name
-    return sorted(imports), lines
+    return grouped_imports(imports), lines
+
+
+def grouped_imports(imports: set[str]) -> list[str]:
+    """``from m import A`` lines merged per module, plain imports first, sorted."""
+    plain = sorted(i for i in imports if i.startswith("import "))
+    names: dict[str, set[str]] = {}
+    for line in imports:
+        if line.startswith("from "):
+            module, name = line[5:].split(" import ")
+            names.setdefault(module, set()).update(n.strip() for n in name.split(","))
+    return plain + [f"from {m} import {', '.join(sorted(n))}" for m, n in sorted(names.items())]

@@ -1,0 +1,235 @@
+"""Programs as Z3 terms: the value of a program at a symbolic output coordinate.
+
+The encoding composes the operators' entries down to input reads (DESIGN §4):
+
+* an :class:`Input` is an uninterpreted function ``Int^n -> Real`` of its coordinates;
+* a shape operator is an ``If`` over its pieces' guards of the operand's value at the
+  piece's backward map, else its fill value — exactly the interpreter's gather;
+* a :class:`Map` applies an uninterpreted function per (function, operand dtypes), after
+  broadcasting its operands through the ``broadcast_to`` entry. Only for ``int64`` are
+  ``add``/``subtract``/``multiply``/``negative`` read as exact ring operations (every
+  polynomial identity over the integers holds modulo 2^64); floats stay uninterpreted, so
+  ``0 * x`` is *not* ``0`` (it is ``nan`` for ``x = inf``);
+* a single-axis :class:`Reduce` over an integer array is a *range term*: a fresh constant
+  standing for the monoid over ``body(j)`` for ``0 <= j < L``, with the facts that the
+  prover derives about it (``verify.equal``). Other reductions (floats, several axes,
+  nested) are opaque: an uninterpreted function of the output coordinate, the same for
+  structurally equal reductions — sound, but it proves little.
+
+Alongside the value, the encoder records what must hold for the program to be well-formed
+at that coordinate: every input read in bounds, every division with divisor ≥ 1 and
+dividend ≥ 0, each under the path condition that reaches it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+import z3
+
+from sparsefold.spec import sizes as sz
+from sparsefold.spec.compute import Input, Literal, Map, Reduce
+from sparsefold.spec.ir import Node, ShapeOp
+from sparsefold.spec.ops_axes import BroadcastTo
+from sparsefold.verify.z3_reading import Reading, division_sites
+
+__all__ = ["Encoder", "RangeTerm", "Trace", "RING_FUNCTIONS", "RING_DTYPE"]
+
+RING_DTYPE = np.dtype("int64")
+RING_FUNCTIONS = {"add": lambda a, b: a + b, "subtract": lambda a, b: a - b,
+                  "multiply": lambda a, b: a * b, "negative": lambda a: -a}
+_MONOID_COMBINE = {"sum": lambda a, b: a + b, "prod": lambda a, b: a * b}
+_MONOID_IDENTITY = {"sum": 0, "prod": 1}
+
+
+@dataclass
+class RangeTerm:
+    """``monoid(body(j) for 0 <= j < length)`` abstracted as the constant ``value``."""
+
+    value: z3.ArithRef
+    var: z3.ArithRef
+    length: z3.ArithRef
+    body: z3.ArithRef
+    monoid: str
+    dtype: np.dtype
+    combine: object = None        # Python function on Z3 terms, or None (uninterpreted)
+    identity: object = None
+    path: object = None           # the condition under which the program reads this term
+
+
+@dataclass
+class Trace:
+    """What one side's encoding requires: reads in bounds, divisions defined."""
+
+    reads: list[tuple[z3.BoolRef, str, tuple, tuple]] = field(default_factory=list)
+    divisions: list[tuple[z3.BoolRef, z3.ArithRef, z3.ArithRef]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def bounds_goal(self) -> z3.BoolRef:
+        return z3.And(*(z3.Implies(pc, z3.And(*(z3.And(0 <= c, c < n)
+                                                for c, n in zip(coords, shape))))
+                        for pc, _, coords, shape in self.reads))
+
+    def divisions_goal(self) -> z3.BoolRef:
+        return z3.And(*(z3.Implies(pc, z3.And(b >= 1, a >= 0))
+                        for pc, a, b in self.divisions))
+
+
+class Encoder:
+    """Encodes programs over one :class:`Reading`; inputs and functions are shared by every
+    program encoded with the same encoder (both sides of a rule read the same arrays)."""
+
+    def __init__(self, reading: Reading):
+        self.rd = reading
+        self._inputs: dict[str, z3.FuncDeclRef] = {}
+        self._functions: dict[str, z3.FuncDeclRef] = {}
+        self._opaque: dict[Node, z3.FuncDeclRef] = {}
+        self._consts: dict[str, z3.ArithRef] = {}
+        self.ranges: list[RangeTerm] = []
+        self.trace = Trace()
+        self._memo: dict[tuple, z3.ArithRef] = {}
+
+    # --- entry point ---------------------------------------------------------------------
+    def encode(self, node: Node, coords: tuple, trace: Trace | None = None) -> z3.ArithRef:
+        """The value of ``node`` at ``coords`` (Z3 integer terms); well-formedness
+        conditions go to ``trace``."""
+        if trace is not None:
+            self.trace = trace
+        return self._value(node, tuple(coords), z3.BoolVal(True))
+
+    def size(self, e: sz.Expr) -> z3.ArithRef:
+        return self.rd.int(e)
+
+    # --- one method per node kind ----------------------------------------------------------
+    def _value(self, node: Node, coords: tuple, pc) -> z3.ArithRef:
+        key = (id(node), tuple(c.get_id() for c in coords), pc.get_id(), id(self.trace))
+        if key in self._memo:
+            return self._memo[key]
+        if isinstance(node, Input):
+            v = self._input(node, coords, pc)
+        elif isinstance(node, Literal):
+            v = self._literal(node)
+        elif isinstance(node, ShapeOp):
+            v = self._shape_op(node, coords, pc)
+        elif isinstance(node, Map):
+            v = self._map(node, coords, pc)
+        elif isinstance(node, Reduce):
+            v = self._reduce(node, coords, pc)
+        else:
+            v = self._opaque_value(node, coords, f"no encoding for {type(node).__name__}")
+        self._memo[key] = v
+        return v
+
+    def _input(self, node: Input, coords, pc):
+        f = self._inputs.get(node.name)
+        if f is None:
+            f = self._inputs[node.name] = z3.Function(
+                node.name, *([z3.IntSort()] * node.ndim), z3.RealSort())
+        shape = tuple(self.size(n) for n in node.shape)
+        self.trace.reads.append((pc, node.name, coords, shape))
+        return f(*coords) if coords else f()
+
+    def literal_value(self, value) -> z3.ArithRef:
+        if isinstance(value, (bool, np.bool_)):
+            return z3.RealVal(int(value))
+        if isinstance(value, (int, np.integer)):
+            return z3.RealVal(int(value))
+        if isinstance(value, (float, np.floating)) and np.isfinite(value):
+            return z3.RealVal(Fraction(float(value)))
+        name = f"lit_{value!r}"
+        if name not in self._consts:
+            self._consts[name] = z3.Real(name)
+        return self._consts[name]
+
+    def _literal(self, node: Literal):
+        return self.literal_value(node.value)
+
+    def _shape_op(self, node: ShapeOp, coords, pc):
+        im = node.index_map()
+        env = {f"_k{d}": c for d, c in enumerate(coords)}
+        for path, a, b in division_sites(im.requires):
+            self._division(pc, path, a, b, env)
+        ops = node.operands()
+        pieces = im.pieces
+        guards = [self.rd.pred(p.guard, env) for p in pieces]
+        values, earlier = [], []
+        for n, p in enumerate(pieces):
+            default = im.fill is None and n == len(pieces) - 1
+            reach = z3.And(pc, *[z3.Not(g) for g in earlier]) if default else z3.And(pc, guards[n])
+            for path, a, b in division_sites(p.guard):
+                self._division(pc, path, a, b, env)
+            for e in p.backward:
+                for path, a, b in division_sites(e):
+                    self._division(reach, path, a, b, env)
+            sub = tuple(self.rd.int(b, env) for b in p.backward)
+            values.append(self._value(ops[p.operand], sub, reach))
+            earlier.append(guards[n])
+        if im.fill is not None:
+            out = self.literal_value(im.fill)
+            rest = range(len(pieces) - 1, -1, -1)
+        else:
+            out = values[-1]
+            rest = range(len(pieces) - 2, -1, -1)
+        for n in rest:
+            out = values[n] if pieces[n].guard == sz.TRUE else z3.If(guards[n], values[n], out)
+        return out
+
+    def _division(self, pc, path, a, b, env):
+        self.trace.divisions.append((z3.And(pc, self.rd.pred(path, env)),
+                                     self.rd.int(a, env), self.rd.int(b, env)))
+
+    def _map(self, node: Map, coords, pc):
+        args = []
+        for a in node.args:
+            if isinstance(a, Literal):
+                args.append(self._literal(a))
+            elif tuple(a.shape) == tuple(node.shape):
+                args.append(self._value(a, coords, pc))
+            else:
+                args.append(self._value(BroadcastTo(a, node.shape), coords, pc))
+        dtypes = [("weak" if isinstance(a, Literal) and a.weak else str(a.dtype))
+                  for a in node.args]
+        ring = node.fn.name in RING_FUNCTIONS and node.dtype == RING_DTYPE and all(
+            d in ("weak", str(RING_DTYPE)) for d in dtypes)
+        if ring:
+            return RING_FUNCTIONS[node.fn.name](*args)
+        key = f"{node.fn.name}[{','.join(dtypes)}]"
+        f = self._functions.get(key)
+        if f is None:
+            f = self._functions[key] = z3.Function(
+                key, *([z3.RealSort()] * len(args)), z3.RealSort())
+        return f(*args)
+
+    def _reduce(self, node: Reduce, coords, pc):
+        arg = node.arg
+        exact = (len(node.axes) == 1 and node.monoid in _MONOID_COMBINE
+                 and node.dtype == RING_DTYPE and arg.dtype == RING_DTYPE)
+        if not exact:
+            why = ("a float or mixed-dtype reduction" if len(node.axes) == 1
+                   else "a reduction over several axes")
+            return self._opaque_value(node, coords, f"{why} is encoded opaquely")
+        (axis,) = node.axes
+        n = len(self.ranges)
+        j = z3.Int(f"_j{n}")
+        length = self.size(arg.shape[axis])
+        inner = coords[:axis] + (j,) + coords[axis:]
+        before = len(self.ranges)
+        body = self._value(arg, inner, z3.And(pc, 0 <= j, j < length))
+        if len(self.ranges) != before:
+            return self._opaque_value(node, coords, "nested reductions are encoded opaquely")
+        value = z3.Real(f"_s{n}")
+        self.ranges.append(RangeTerm(value, j, length, body, node.monoid, node.dtype,
+                                     _MONOID_COMBINE[node.monoid],
+                                     _MONOID_IDENTITY[node.monoid], pc))
+        return value
+
+    def _opaque_value(self, node: Node, coords, why: str):
+        if why not in self.trace.notes:
+            self.trace.notes.append(why)
+        f = self._opaque.get(node)
+        if f is None:
+            f = self._opaque[node] = z3.Function(
+                f"opaque{len(self._opaque)}", *([z3.IntSort()] * len(coords)), z3.RealSort())
+        return f(*coords) if coords else f()

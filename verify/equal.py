@@ -1,0 +1,370 @@
+"""Proving two programs equal for all sizes: ``prove_equal(lhs, rhs, when=...)``.
+
+The question is split into obligations (Alive2's discipline), each decided on its own and
+reported with its own status:
+
+==================  ===========================================================================
+``dtype``            both sides have the same dtype (syntactic)
+``rank``             both sides have the same number of axes (syntactic)
+``shape``            every axis has the same size, for all sizes satisfying the assumptions
+``rhs_defined``      the right-hand side's preconditions hold and its size parameters (slice
+                     bounds, pad widths, ...) are non-negative
+``lhs_bounds``       every input read of the left-hand side is in bounds and every division
+                     defined, at every output coordinate
+``rhs_bounds``       the same for the right-hand side
+``value``            both sides have the same value at every output coordinate
+==================  ===========================================================================
+
+*Assumptions*: sizes are non-negative; ``when`` holds; the left-hand side is well-formed
+(its preconditions hold and its size parameters are non-negative). If no sizes satisfy the
+assumptions the result is ``vacuous``.
+
+Reductions (``verify.encode``: range terms) are related by facts the prover first derives
+with their own queries, each a consequence of the definition of a sum over exact integers:
+an empty range gives the identity; a one-element range its element; a range splits at any
+point inside it (points are read off the guards in its body, e.g. a concat's offsets); and
+two ranges of provably equal length whose bodies are provably equal at every index have
+equal values (extensionality). Nothing else is assumed about reductions.
+"""
+
+from __future__ import annotations
+
+import time
+
+import z3
+
+from sparsefold.spec import sizes as sz
+from sparsefold.spec.ir import Node, show_shape
+from sparsefold.verify.encode import Encoder, RangeTerm, Trace
+from sparsefold.verify.obligations import holds, Obligation, py_eval
+from sparsefold.verify.programs import as_node, preconditions, size_parameters
+from sparsefold.verify.replay import Counterexample, find_counterexample
+from sparsefold.verify.results import PROVED, REFUTED, UNKNOWN, VACUOUS, Outcome, ProofResult
+from sparsefold.verify.solver import RLIMIT, decide
+from sparsefold.verify.z3_reading import Reading
+
+__all__ = ["prove_equal", "assumptions_of", "smt2"]
+
+FACT_RLIMIT = 1_000_000
+MAX_RANGE_TERMS = 24
+
+
+def assumptions_of(lhs: Node, when: sz.Expr | None) -> list[sz.Expr]:
+    """What a rule may assume: ``when`` and the left-hand side's well-formedness."""
+    out = [when] if when is not None else []
+    out += preconditions(lhs)
+    out += [sz.ge(e, 0) for _, e in size_parameters(lhs)]
+    return out
+
+
+def _rhs_defined(rhs: Node) -> sz.Expr:
+    return sz.and_(*preconditions(rhs), *(sz.ge(e, 0) for _, e in size_parameters(rhs)))
+
+
+def _box(coords, shape) -> list:
+    return [z3.And(0 <= c, c < n) for c, n in zip(coords, shape)]
+
+
+class _Problem:
+    """Both sides encoded under one reading, with the assumptions at a coordinate ``k``."""
+
+    def __init__(self, reading: Reading, lhs: Node, rhs: Node, assume: list[sz.Expr]):
+        self.rd = reading
+        self.k = tuple(reading.var(f"_k{d}") for d in range(lhs.ndim))
+        self.enc = Encoder(reading)
+        self.left_trace, self.right_trace = Trace(), Trace()
+        self.left = self.enc.encode(lhs, self.k, self.left_trace)
+        self.n_left_ranges = len(self.enc.ranges)
+        self.right = self.enc.encode(rhs, self.k, self.right_trace)
+        lshape = [self.enc.size(n) for n in lhs.shape]
+        rshape = [self.enc.size(n) for n in rhs.shape]
+        self.base = [reading.pred(a) for a in assume]
+        self.in_left = _box(self.k, lshape)
+        self.in_right = _box(self.k, rshape)
+
+    def facts(self) -> list[z3.BoolRef]:
+        """Proved facts about the range terms (see the module docstring)."""
+        return _range_facts(self, self.base + self.in_left + self.in_right)
+
+
+def _check(rd: Reading, assumptions, goal, rlimit=FACT_RLIMIT) -> bool:
+    s = z3.Solver()
+    s.set("rlimit", rlimit)
+    s.add(*rd.nonneg, *rd.axioms, *assumptions, z3.Not(goal))
+    return s.check() == z3.unsat
+
+
+def _split_points(t: RangeTerm) -> list:
+    """Boundaries ``m`` that guards in the body compare the index against (``j < m``,
+    ``m <= j``, ...), free of the index itself."""
+    out, seen = [], set()
+
+    def visit(e):
+        if e.get_id() in seen:
+            return
+        seen.add(e.get_id())
+        if z3.is_app(e) and e.num_args() == 2 and (z3.is_le(e) or z3.is_lt(e) or z3.is_ge(e)
+                                                    or z3.is_gt(e)):
+            a, b = e.children()
+            for x, y, flip in ((a, b, False), (b, a, True)):
+                if z3.eq(x, t.var) and not _mentions(y, t.var):
+                    # j < m, m <= j  split at m;  j <= m, m < j  split at m + 1
+                    strict_upper = z3.is_lt(e) if not flip else z3.is_gt(e)
+                    lower_closed = z3.is_ge(e) if not flip else z3.is_le(e)
+                    out.append(y if strict_upper or lower_closed else y + 1)
+        for c in e.children():
+            visit(c)
+    visit(t.body)
+    return out
+
+
+def _mentions(e, v) -> bool:
+    if z3.eq(e, v):
+        return True
+    return any(_mentions(c, v) for c in e.children())
+
+
+def _segment(t: RangeTerm, name: str, start, length) -> RangeTerm:
+    body = t.body if start is None else z3.simplify(
+        z3.substitute(t.body, (t.var, t.var + start)))
+    return RangeTerm(z3.Real(name), t.var, length, body, t.monoid, t.dtype, t.combine,
+                     t.identity, t.path)
+
+
+def _range_facts(p: _Problem, assume) -> list[z3.BoolRef]:
+    rd, terms, facts = p.rd, list(p.enc.ranges), []
+    if not terms:
+        return facts
+    # splitting: each term at each boundary strictly inside it (three levels deep)
+    frontier = list(terms)
+    for _depth in range(3):
+        new = []
+        for t in frontier:
+            points = []
+            for m in _split_points(t):
+                if any(z3.eq(z3.simplify(m), z3.simplify(x)) for x in points):
+                    continue
+                points.append(m)
+                if len(terms) + len(new) + 2 > MAX_RANGE_TERMS:
+                    break
+                here = assume + ([t.path] if t.path is not None else [])
+                if not _check(rd, here, z3.And(0 <= m, m <= t.length)) or \
+                        _check(rd, here, m == 0) or _check(rd, here, m == t.length):
+                    continue
+                n = len(terms) + len(new)
+                head = _segment(t, f"_s{n}h", None, m)
+                tail = _segment(t, f"_s{n}t", m, t.length - m)
+                facts.append(t.value == t.combine(head.value, tail.value))
+                new += [head, tail]
+        terms += new
+        frontier = new
+    for t in terms:
+        facts.append(z3.Implies(t.length == 0, t.value == t.identity))
+        facts.append(z3.Implies(t.length == 1, t.value == z3.substitute(
+            t.body, (t.var, z3.IntVal(0)))))
+    # extensionality between every pair with the same monoid and dtype, where both are read
+    j = z3.Int("_jx")
+    for a in range(len(terms)):
+        for b in range(a + 1, len(terms)):
+            s, t = terms[a], terms[b]
+            if s.monoid != t.monoid or s.dtype != t.dtype:
+                continue
+            both = z3.And(s.path if s.path is not None else True,
+                          t.path if t.path is not None else True)
+            if not _check(rd, assume + [both], s.length == t.length):
+                continue
+            bodies = z3.substitute(s.body, (s.var, j)) == z3.substitute(t.body, (t.var, j))
+            if _check(rd, assume + [both, 0 <= j, j < s.length], bodies):
+                facts.append(z3.Implies(both, s.value == t.value))
+    return facts
+
+
+def _syntactic(name: str, ok: bool, note: str = "") -> Outcome:
+    return Outcome(name, PROVED if ok else REFUTED, "syntactic", note=note)
+
+
+def prove_equal(lhs, rhs, *, when: sz.Expr | str | None = None, name: str | None = None,
+                rlimit: int = RLIMIT) -> ProofResult:
+    """Prove ``lhs == rhs`` (LazyArrays or IR nodes with symbolic sizes) for all sizes
+    satisfying ``when``. Returns a :class:`ProofResult`; ``.status`` is ``"proved"``,
+    ``"bounded"``, ``"refuted"`` (with a replayed ``.counterexample``), ``"unknown"`` or
+    ``"vacuous"``."""
+    t0 = time.perf_counter()
+    lhs, rhs = as_node(lhs), as_node(rhs)
+    if isinstance(when, str):
+        from sparsefold.verify.conditions import parse_condition
+        when = parse_condition(when)
+    result = ProofResult(name or "prove_equal")
+    assume = assumptions_of(lhs, when)
+    vac = _vacuity(assume)
+    if vac is not None:
+        result.obligations.append(vac)
+        result.seconds = time.perf_counter() - t0
+        return result
+    any_sizes = _some_sizes(assume)
+
+    def syntactic_cex(what: str):
+        return find_counterexample(lhs, rhs, any_sizes, None, what)
+
+    dtype_ok = lhs.dtype == rhs.dtype
+    result.obligations.append(_syntactic("dtype", dtype_ok, f"{lhs.dtype} vs {rhs.dtype}"
+                                         if not dtype_ok else ""))
+    rank_ok = lhs.ndim == rhs.ndim
+    result.obligations.append(_syntactic("rank", rank_ok, "" if rank_ok else
+                                         f"{show_shape(lhs.shape)} vs {show_shape(rhs.shape)}"))
+    for o in result.obligations:
+        if o.status == REFUTED:
+            o.counterexample = syntactic_cex(o.name)
+    if not rank_ok:
+        result.seconds = time.perf_counter() - t0
+        return result
+    shape_goal = sz.and_(*(sz.eq(a, b) for a, b in zip(lhs.shape, rhs.shape)))
+    result.obligations.append(_sized(Obligation("shape", tuple(assume), shape_goal), lhs, rhs,
+                                     rlimit))
+    result.obligations.append(_sized(Obligation("rhs_defined", tuple(assume), _rhs_defined(rhs)),
+                                     lhs, rhs, rlimit))
+    cache: dict[str, _Problem] = {}
+
+    def problem(reading: Reading) -> _Problem:
+        # both sides are encoded once per reading; later obligations reuse the terms
+        p = cache.get(reading.mode)
+        if p is None:
+            p = cache[reading.mode] = _Problem(reading, lhs, rhs, assume)
+        else:
+            reading.vars.update(p.rd.vars)
+            reading.axioms.extend(p.rd.axioms)
+        return p
+
+    def k_values(values):
+        return tuple(values.get(f"_k{d}", 0) for d in range(lhs.ndim))
+
+    def confirm(what):
+        def run(values):
+            return find_counterexample(lhs, rhs, values, k_values(values), what)
+        return run
+
+    def lhs_bounds(rd):
+        p = problem(rd)
+        goal = z3.And(p.left_trace.bounds_goal(), p.left_trace.divisions_goal())
+        return p.base + p.in_left, goal
+
+    def rhs_bounds(rd):
+        p = problem(rd)
+        goal = z3.And(p.right_trace.bounds_goal(), p.right_trace.divisions_goal())
+        return p.base + p.in_right, goal
+
+    def value(rd):
+        p = problem(rd)
+        return p.base + p.in_left + p.in_right + p.facts(), p.left == p.right
+
+    builds = {"lhs_bounds": lhs_bounds, "rhs_bounds": rhs_bounds, "value": value}
+    for what, build in builds.items():
+        d = decide(build, confirm=confirm(what), rlimit=rlimit)
+        notes = [d.note] if d.note else []
+        p = cache.get("staged") or cache.get("direct")
+        if what == "value" and p is not None:
+            notes += p.left_trace.notes + p.right_trace.notes
+        result.obligations.append(Outcome(what, d.status, d.method, d.seconds, d.bound,
+                                          d.extra, "; ".join(dict.fromkeys(notes))))
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def _vacuity(assume) -> Outcome | None:
+    rd = Reading("direct")
+    s = z3.Solver()
+    s.set("rlimit", RLIMIT)
+    s.add(*[rd.pred(a) for a in assume])
+    s.add(*rd.nonneg)
+    r = s.check()
+    if r == z3.unsat:
+        return Outcome("assumptions", VACUOUS, "direct", note="no sizes satisfy the assumptions")
+    if r != z3.sat:
+        return Outcome("assumptions", UNKNOWN, "direct", note="resource limit")
+    return None
+
+
+def _some_sizes(assume) -> dict[str, int]:
+    """Small sizes satisfying the assumptions (for syntactic counterexamples)."""
+    rd = Reading("direct")
+    s = z3.Solver()
+    s.set("rlimit", RLIMIT)
+    s.add(*[rd.pred(a) for a in assume], *rd.nonneg)
+    for bound in (1, 2, 3, 4, 8, None):
+        s.push()
+        if bound is not None:
+            s.add(*[v <= bound for v in rd.vars.values()])
+        s.add(*[v >= 1 for v in rd.vars.values()])
+        if s.check() == z3.sat:
+            m = s.model()
+            return {n: m.eval(v, model_completion=True).as_long() for n, v in rd.vars.items()}
+        s.pop()
+    if s.check() == z3.sat:
+        m = s.model()
+        return {n: m.eval(v, model_completion=True).as_long() for n, v in rd.vars.items()}
+    return {}
+
+
+def _sized(ob: Obligation, lhs: Node, rhs: Node, rlimit: int) -> Outcome:
+    """A size-level obligation: decided by Z3, confirmed by the Python reading and then
+    replayed through the interpreter."""
+    def build(rd):
+        return [rd.pred(a) for a in ob.assumptions], rd.pred(ob.goal)
+
+    def confirm(values):
+        if holds(ob, values) is not False:
+            return None
+        failing = f"{ob.name} fails: {_failing(ob.goal, values)}"
+        cx = find_counterexample(lhs, rhs, values, None, ob.name)
+        if cx is None:  # the sizes are wrong but nothing observable differs (e.g. empty)
+            cx = Counterexample(lhs, rhs, {k: v for k, v in values.items()
+                                           if not k.startswith("_")}, None, ob.name)
+            cx.reason = failing
+        else:
+            cx.reason = failing + (f"; replayed: {cx.reason}" if cx.reason else "")
+        return cx
+
+    d = decide(build, confirm=confirm, rlimit=rlimit)
+    return Outcome(ob.name, d.status, d.method, d.seconds, d.bound, d.extra, d.note)
+
+
+def _failing(goal: sz.Expr, values) -> str:
+    """The first conjunct of ``goal`` that is false at ``values``, shown with its sides."""
+    parts = [goal]
+    while parts:
+        e = parts.pop(0)
+        if isinstance(e, sz.Op) and e.op == "and":
+            parts = list(e.args) + parts
+            continue
+        try:
+            if not py_eval(e, values):
+                if isinstance(e, sz.Op) and len(e.args) == 2:
+                    sides = [py_eval(a, values) for a in e.args]
+                    return f"{e} is false ({sides[0]} vs {sides[1]})"
+                return f"{e} is false"
+        except ZeroDivisionError:
+            return f"{e} divides by zero"
+    return str(goal)
+
+
+def smt2(lhs, rhs, *, when=None, obligation: str = "value", mode: str = "staged") -> str:
+    """The SMT-LIB text of one obligation's query (its negation, to be shown ``unsat``)."""
+    lhs, rhs = as_node(lhs), as_node(rhs)
+    if isinstance(when, str):
+        from sparsefold.verify.conditions import parse_condition
+        when = parse_condition(when)
+    rd = Reading(mode)
+    p = _Problem(rd, lhs, rhs, assumptions_of(lhs, when))
+    if obligation == "value":
+        assume, goal = p.base + p.in_left + p.in_right + p.facts(), p.left == p.right
+    elif obligation == "lhs_bounds":
+        assume, goal = p.base + p.in_left, z3.And(p.left_trace.bounds_goal(),
+                                                  p.left_trace.divisions_goal())
+    elif obligation == "rhs_bounds":
+        assume, goal = p.base + p.in_right, z3.And(p.right_trace.bounds_goal(),
+                                                   p.right_trace.divisions_goal())
+    else:
+        raise ValueError(f"no SMT-LIB dump for obligation {obligation!r}")
+    s = z3.Solver()
+    s.add(*rd.nonneg, *rd.axioms, *assume, z3.Not(goal))
+    return s.to_smt2()
