@@ -42,7 +42,7 @@ def dense_kernel_source(program: Node) -> tuple[str, list[Arg]]:
     args: list[Arg] = []
     for inp in inputs:
         val = array_var(inp.name, "val")
-        args.append(Arg(f"p_{val}", "ptr", ("dense", inp.name), storage_ctype(inp.dtype)))
+        args.append(Arg(f"p_{val}", "addr", ("dense", inp.name), storage_ctype(inp.dtype)))
         args += [Arg(array_var(inp.name, f"st{d}"), "int", ("stride", inp.name, d))
                  for d in range(inp.ndim)]
     args += input_size_args(program)

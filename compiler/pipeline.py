@@ -169,9 +169,17 @@ class Kernel:
         self.plan = plan(self.program, self.fmt)
         self.inputs = [n for n in topological(self.program) if isinstance(n, Input)]
         self.requires = _requires(self.program)
+        self._compile_size_functions()
         self._variants: dict[tuple, tuple[str, list[Arg], Any]] = {}
         self._lock = threading.Lock()
         self._dense_fallback: Kernel | None = None
+
+    def _compile_size_functions(self) -> None:
+        """Sizes the call needs, as compiled Python functions of the bound symbols."""
+        self._shape_fn = sz.python_function(tuple(self.program.shape))
+        self._requires_fn = sz.python_function(tuple(self.requires))
+        self._free_extents = [sz.python_function(tuple(size for _, size in piece.free))
+                              for piece in self.plan.pieces]
 
     # --- source ---------------------------------------------------------------------------
     def source(self, index_dtypes: dict[str, dict[str, str]], out_index: str) -> tuple[str, list]:
@@ -225,7 +233,6 @@ class Kernel:
             return self._fallback()(values, library)
         prepared: dict[str, dict[str, np.ndarray]] = {}
         index_dtypes: dict[str, dict[str, str]] = {}
-        capacity = 0
         for inp in self.inputs:
             if p.strategy == "dense" or inp.format.is_dense:
                 arr = runtime.dense_operand(values[inp.name], inp.dtype, inp.name)
@@ -233,22 +240,21 @@ class Kernel:
             else:
                 levels = runtime.sparse_levels(values[inp.name], inp, inp.name)
                 prepared[inp.name] = levels
-                index_dtypes[inp.name] = {k: v.dtype.name for k, v in levels.items()
-                                          if k != "val"}
+                index_dtypes[inp.name] = {k: v.dtype for k, v in levels.items() if k != "val"}
         if p.strategy == "merge" and p.finite and not all(
                 np.all(np.isfinite(prepared[i.name]["val"])) for i in p.finite):
             return self._fallback()(values, library)
-        for piece in p.pieces:
+        capacity = 0
+        for piece, extent in zip(p.pieces, self._free_extents):
             arrs = prepared[piece.leaf.name]
             n = arrs["dense"].size if "dense" in arrs else int(arrs["val"].shape[0])
-            for _, size in piece.free:
-                n *= int(sz.evaluate(size, env))
+            for f in extent(env):
+                n *= f
             capacity += n
-        out_shape = tuple(int(sz.evaluate(n, env)) for n in self.program.shape)
+        out_shape = self._shape_fn(env)
         big = max(out_shape + (capacity,), default=0) > _INT32_MAX
         out_index = "int64" if big else "int32"
-        key = (tuple(sorted((k, tuple(sorted(v.items()))) for k, v in index_dtypes.items())),
-               out_index)
+        key = (tuple((name, tuple(d.items())) for name, d in index_dtypes.items()), out_index)
         src, args, module = self._variant(key, index_dtypes, out_index)
         outputs = self._allocate(out_shape, capacity, out_index)
         argv = [self._arg(a, prepared, outputs, env) for a in args]
@@ -260,7 +266,7 @@ class Kernel:
         for inp in self.inputs:
             if inp.name not in values:
                 raise InvalidData(f"no array was given for input {inp.name!r}")
-            shape = tuple(int(n) for n in values[inp.name].shape)
+            shape = tuple(values[inp.name].shape)
             if len(shape) != inp.ndim:
                 raise InvalidData(f"input {inp.name!r}: expected {inp.ndim}-d, found {shape}")
             for declared, n in zip(inp.shape, shape):
@@ -270,15 +276,22 @@ class Kernel:
                     if env.setdefault(declared.name, n) != n:
                         raise InvalidData(f"size {declared.name} is {env[declared.name]} "
                                           f"elsewhere but {n} in input {inp.name!r}")
+                elif isinstance(declared, sz.Const):
+                    if declared.value != n:
+                        raise InvalidData(f"input {inp.name!r}: expected shape "
+                                          f"{tuple(map(str, inp.shape))}, found {shape}")
                 elif int(sz.evaluate(declared, env)) != n:
                     raise InvalidData(f"input {inp.name!r}: expected shape "
                                       f"{tuple(map(str, inp.shape))}, found {shape}")
-        for r in self.requires:
-            if not sz.evaluate(r, env):
-                raise IllFormedProgram(f"precondition {r} fails for sizes {env}")
+        if self.requires and not all(self._requires_fn(env)):
+            raise IllFormedProgram(f"a precondition of the program fails for sizes {env}: "
+                                   f"{' and '.join(map(str, self.requires))}")
         return env
 
     def _variant(self, key, index_dtypes, out_index):
+        hit = self._variants.get(key)
+        if hit is not None:
+            return hit
         with self._lock:
             hit = self._variants.get(key)
             if hit is None:
@@ -324,9 +337,9 @@ class Kernel:
         if kind == "dense":
             return prepared[a.source[1]]["dense"].ctypes.data
         if kind == "input":
-            return prepared[a.source[1]][a.source[2]].ctypes.data
+            return prepared[a.source[1]][a.source[2]]
         if kind == "out":
-            return outputs[a.source[1]].ctypes.data
+            return outputs[a.source[1]]
         raise AssertionError(a)
 
     def _finish(self, result, outputs, shape, out_index, library):
@@ -364,6 +377,7 @@ class Kernel:
             k.plan = union if union is not None and union.strategy == "merge" else \
                 Plan("dense", "dense", reason="an operand is not finite")
             k.inputs, k.requires = self.inputs, self.requires
+            k._compile_size_functions()
             k._variants, k._lock, k._dense_fallback = {}, threading.Lock(), None
             self._dense_fallback = k
         return self._dense_fallback

@@ -205,15 +205,33 @@ def dense_operand(value: Any, dtype: np.dtype, name: str) -> np.ndarray:
     return arr
 
 
+def _compressed_array(cls, data, indices, indptr, shape):
+    """A scipy CSR/CSC array around arrays we built (canonical, consistent dtypes).
+
+    scipy's public constructor re-checks and prunes them (~10 µs, most of a small call), so
+    this sets the attributes the way scipy's own sparse-to-sparse branch does; if a scipy
+    version lacks those internals it falls back to the public constructor."""
+    try:
+        from scipy.sparse._data import _data_matrix
+        out = cls.__new__(cls)
+        _data_matrix.__init__(out, None)
+        out.indptr, out.indices, out.data, out._shape = indptr, indices, data, tuple(shape)
+        if out.shape != tuple(shape) or out.nnz != data.shape[0]:
+            raise AttributeError("unexpected scipy internals")
+    except (ImportError, AttributeError, TypeError, ValueError):
+        out = cls((data, indices, indptr), shape=shape)
+    out.has_sorted_indices = True
+    out.has_canonical_format = True
+    return out
+
+
 def wrap_result(fmt_name: str, shape, val, arrays: dict[str, np.ndarray], library: str):
     """A scipy (or pydata) array around assembled level arrays (already trimmed)."""
     import scipy.sparse as sp
     ndim = len(shape)
     if fmt_name in ("csr", "csc") and ndim == 2:
         cls = sp.csr_array if fmt_name == "csr" else sp.csc_array
-        out = cls((val, arrays["crd1"], arrays["pos1"]), shape=shape)
-        out.has_sorted_indices = True
-        out.has_canonical_format = True
+        out = _compressed_array(cls, val, arrays["crd1"], arrays["pos1"], shape)
         if library == "pydata":
             import sparse
             return sparse.GCXS.from_scipy_sparse(out)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+from sparsefold.compiler.build import BUFFER_ADDRESS_PYX
 from sparsefold.compiler.pointwise import Body
 
 __all__ = ["Arg", "render_module", "COMPILER_VERSION"]
@@ -21,8 +22,9 @@ COMPILER_VERSION = "0.1.0"
 
 @dataclass(frozen=True, slots=True)
 class Arg:
-    """One argument of ``run``: ``kind`` is "ptr" (an array's address), "int" (an int64
-    value); ``source`` says where the runtime finds it, e.g. ("input", "a0", "val"),
+    """One argument of ``run``: ``kind`` is "ptr" (a contiguous array, passed as the object),
+    "addr" (a strided array's element-0 address as an int) or "int" (an int64 value);
+    ``source`` says where the runtime finds it, e.g. ("input", "a0", "val"),
     ("size", "n0_1"), ("stride", "a0", 1), ("out", "val"), ("bound", "nnz")."""
 
     name: str
@@ -34,10 +36,16 @@ class Arg:
 def render_module(*, title: str, program_text: str, notes: list[str], args: list[Arg],
                   body: Body, returns: str | None = None, helpers: list[str] = ()) -> str:
     """The whole .pyx text. Deterministic: same inputs, same bytes."""
-    params = ", ".join(f"size_t {a.name}" if a.kind == "ptr" else f"int64_t {a.name}"
-                       for a in args)
-    casts = [f"    cdef {a.ctype}* {a.name[2:]} = <{a.ctype}*>{a.name}"
-             for a in args if a.kind == "ptr"]
+    kinds = {"ptr": "object", "addr": "size_t", "int": "int64_t"}
+    params = ", ".join(f"{kinds[a.kind]} {a.name}" for a in args)
+    casts = []
+    for a in args:
+        if a.kind == "ptr":  # a contiguous array: its address through the buffer protocol
+            writable = "1" if a.source[0] == "out" else "0"
+            casts.append(f"    cdef {a.ctype}* {a.name[2:]} = <{a.ctype}*>_sf_address("
+                         f"{a.name}, sizeof({a.ctype}), {writable})")
+        elif a.kind == "addr":  # a strided array: the address of element 0, as an int
+            casts.append(f"    cdef {a.ctype}* {a.name[2:]} = <{a.ctype}*>{a.name}")
     code = ["def run(" + params + "):"]
     code += body.declarations(1) + casts
     code.append("    with nogil:")
@@ -60,7 +68,7 @@ def render_module(*, title: str, program_text: str, notes: list[str], args: list
         "uint32_t, uint64_t",
         "from libc.math cimport NAN, INFINITY, fabs, pow",
         "from libc.string cimport memcpy",
-        "",
+        BUFFER_ADDRESS_PYX,
         *helpers,
         "",
     ]

@@ -56,7 +56,7 @@ def dense_leaf(inp: Input, coords: tuple[str, ...]) -> str:
 
 def dense_leaf_args(inp: Input) -> list[Arg]:
     val = array_var(inp.name, "val")
-    return [Arg(f"p_{val}", "ptr", ("dense", inp.name), storage_ctype(inp.dtype))] + [
+    return [Arg(f"p_{val}", "addr", ("dense", inp.name), storage_ctype(inp.dtype))] + [
         Arg(array_var(inp.name, f"st{d}"), "int", ("stride", inp.name, d))
         for d in range(inp.ndim)]
 

@@ -61,6 +61,7 @@ class JitFunction:
         self.fn = fn
         self.out = out
         self._programs: dict[tuple, tuple] = {}
+        self._recent: dict[tuple, tuple] = {}
         self._lock = threading.Lock()
 
     def _trace(self, args, infos, concrete: bool):
@@ -105,10 +106,19 @@ class JitFunction:
         return hit[0], out
 
     def __call__(self, *args):
-        program, out = self.program_for(*args)
-        kernel = compile_program(program, out)
+        # fast path: the same kinds of arguments as a previous call (sizes may differ only
+        # where the traced program is symbolic; the key carries the equality pattern)
+        quick = tuple((type(a), getattr(a, "format", None), getattr(a, "dtype", None),
+                       getattr(a, "shape", a)) for a in args)
+        hit = self._recent.get(quick)
+        if hit is None:
+            program, out = self.program_for(*args)
+            hit = (compile_program(program, out), _library(args))
+            if len(self._recent) < 64:
+                self._recent[quick] = hit
+        kernel, library = hit
         values = {f"a{p}": a for p, a in enumerate(args) if not _is_scalar(a)}
-        return kernel(values, _library(args))
+        return kernel(values, library)
 
 
 def _size_classes(infos) -> dict[int, int]:

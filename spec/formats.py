@@ -18,7 +18,7 @@ A format with levels ``L`` and ``mode_order`` ``m`` stores logical mode ``m[l]``
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sparsefold.spec.errors import IllFormedProgram
 
@@ -84,6 +84,7 @@ class Format:
     levels: tuple[Level, ...]
     mode_order: tuple[int, ...]
     name: str = ""
+    is_dense: bool = field(init=False, compare=False, repr=False, default=False)
 
     def __post_init__(self):
         n = len(self.levels)
@@ -93,14 +94,11 @@ class Format:
         for lv in self.levels:
             if not isinstance(lv, Level):
                 raise IllFormedProgram(f"levels must be Level objects, found {lv!r}")
+        object.__setattr__(self, "is_dense", all(lv.full for lv in self.levels))
 
     @property
     def ndim(self) -> int:
         return len(self.levels)
-
-    @property
-    def is_dense(self) -> bool:
-        return all(lv.full for lv in self.levels)
 
     def __str__(self) -> str:
         if self.name:

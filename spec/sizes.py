@@ -427,3 +427,30 @@ def ceil_div(a: ExprLike, b: int) -> Expr:
 
 
 __all__.append("ceil_div")
+
+
+_COMPILED: dict[tuple, Callable] = {}
+
+
+def python_function(exprs: tuple[Expr, ...]) -> Callable[[Mapping[str, int]], tuple]:
+    """A fast Python function ``env -> tuple of values`` of ``exprs`` (Python ints, exact).
+
+    Built from the C reading's text, which is also valid Python; floor division and modulo
+    then take Python's meaning, which the language's own meaning is (see the module doc)."""
+    key = tuple(exprs)
+    fn = _COMPILED.get(key)
+    if fn is None:
+        names: dict[str, str] = {}
+
+        def name(s: str) -> str:
+            return names.setdefault(s, f"v{len(names)}")
+        body = ", ".join(to_c(e, name) for e in exprs)
+        text = "def _f(env):\n" + "".join(f"    {v} = env[{s!r}]\n" for s, v in names.items())
+        text += f"    return ({body}{',' if len(exprs) == 1 else ''})\n"
+        scope: dict = {}
+        exec(compile(text, "<sizes>", "exec"), scope)  # text built from validated identifiers
+        fn = _COMPILED[key] = scope["_f"]
+    return fn
+
+
+__all__.append("python_function")
