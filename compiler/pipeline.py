@@ -418,7 +418,7 @@ def _wrap(fmt: Format, out_name: str, shape, val, arrays, library):
         name = "csr" if fmt.mode_order == (0, 1) else "csc"
         return runtime.wrap_result(name, shape, val, {"pos1": pos, "crd1": arrays["crd1"]},
                                    library)
-    name = out_name if fmt.name in ("csr", "csc") else fmt.name
+    name = fmt.name
     if len(shape) == 1 and kinds == ("pos",) and fmt.name == "csr":
         arrays = dict(arrays, pos0=np.array([0, val.shape[0]], dtype=arrays["crd0"].dtype))
     return runtime.wrap_result(name, shape, val, arrays, library)
