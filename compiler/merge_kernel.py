@@ -25,7 +25,7 @@ import numpy as np
 
 from sparsefold.compiler.assembly import Assembler
 from sparsefold.compiler.cnames import array_var, c_literal
-from sparsefold.compiler.order import stream_is_ordered
+from sparsefold.compiler.order import prune_guards, stream_is_ordered
 from sparsefold.compiler.pointwise import Body, Pointwise, expr_c
 from sparsefold.compiler.stream_kernel import _conjuncts
 from sparsefold.compiler.streams import NotAStream, StreamPiece, is_locatable, stream_pieces
@@ -84,6 +84,7 @@ def merge_plan(program: Node, fmt: Format, *, union: bool = False) -> MergePlan 
             return None
         if len(ps) != 1 or not _flat(ps[0]):
             return None
+        ps = prune_guards(ps)
         if not stream_is_ordered(ps, fmt.mode_order):
             return None
         pieces.append(ps[0])

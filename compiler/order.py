@@ -24,7 +24,7 @@ import z3
 from sparsefold.compiler.streams import StreamPiece
 from sparsefold.spec import sizes as sz
 
-__all__ = ["stream_is_ordered", "stream_is_row_ordered", "RLIMIT"]
+__all__ = ["stream_is_ordered", "stream_is_row_ordered", "prune_guards", "RLIMIT"]
 
 RLIMIT = 2_000_000  # deterministic resource limit per query (not a wall-clock timeout)
 
@@ -89,8 +89,8 @@ def _ordered(pieces: tuple[StreamPiece, ...], out_order: tuple[int, ...],
     sizes: dict[str, z3.ArithRef] = {}
     names = set()
     for p in pieces:
-        for n in p.leaf.shape:
-            names |= sz.free_symbols(n)
+        for e in (*p.leaf.shape, p.guard, *p.coords, *(size for _, size in p.free)):
+            names |= {s for s in sz.free_symbols(e) if not s.startswith("_")}
     for s in names:
         sizes[s] = z3.Int(s)
     for a in range(len(pieces)):
@@ -120,3 +120,41 @@ def stream_is_row_ordered(pieces: tuple[StreamPiece, ...], out_order: tuple[int,
     is increasing: a stable bucket sort by that coordinate (or iterating it outermost)
     then yields storage order."""
     return _ordered(tuple(pieces), tuple(out_order), True)
+
+
+@functools.lru_cache(maxsize=4096)
+def _prune(piece: StreamPiece) -> StreamPiece:
+    from dataclasses import replace
+    from sparsefold.compiler.stream_kernel import _conjuncts
+    conj = _conjuncts(piece.guard)
+    if not conj:
+        return piece
+    sizes: dict[str, z3.ArithRef] = {}
+    exprs = list(piece.leaf.shape) + conj + [size for _, size in piece.free]
+    for e in exprs:
+        for s in sz.free_symbols(e):
+            if not s.startswith("_"):
+                sizes[s] = z3.Int(s)
+    env = dict(sizes)
+    domain = [v >= 0 for v in sizes.values()]
+    for d, n in enumerate(piece.leaf.shape):
+        v = _term(sz.Sym(f"_i{d}"), env)
+        domain += [v >= 0, v < _term(n, env)]
+    for name, size in piece.free:
+        v = _term(sz.Sym(name), env)
+        domain += [v >= 0, v < _term(size, env)]
+    kept = list(conj)
+    for g in conj:
+        others = [c for c in kept if c is not g]
+        solver = z3.Solver()
+        solver.set("rlimit", RLIMIT)
+        solver.add(*domain, *[_term(c, env) != 0 for c in others], _term(g, env) == 0)
+        if solver.check() == z3.unsat:
+            kept = others
+    return replace(piece, guard=sz.and_(*kept))
+
+
+def prune_guards(pieces: tuple[StreamPiece, ...]) -> tuple[StreamPiece, ...]:
+    """Drop guard conjuncts a proof shows always hold on the leaf's domain (e.g. the
+    ``i < n`` of a slice that keeps a whole axis), so loops test only what filters."""
+    return tuple(_prune(p) for p in pieces)

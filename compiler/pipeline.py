@@ -30,7 +30,7 @@ from sparsefold.compiler.assembly import AppendOut, BufferOut, DenseOut
 from sparsefold.compiler.cnames import check_compilable_dtype
 from sparsefold.compiler.dense_kernel import dense_kernel_source, input_size_args
 from sparsefold.compiler.merge_kernel import emit_merge, merge_plan
-from sparsefold.compiler.order import stream_is_ordered, stream_is_row_ordered
+from sparsefold.compiler.order import prune_guards, stream_is_ordered, stream_is_row_ordered
 from sparsefold.compiler.pointwise import Body, Pointwise
 from sparsefold.compiler.source import Arg, render_module
 from sparsefold.compiler.stream_kernel import dense_leaf, dense_leaf_args, emit_pieces, \
@@ -124,6 +124,7 @@ def plan(program: Node, fmt: Format, *, union: bool = False) -> Plan:
         pieces = _accumulated(total, chain) if total else stream_pieces(program)
     except NotAStream as exc:
         return Plan("dense", "dense", reason=str(exc))
+    pieces = prune_guards(pieces)
     finite = finite_checks(pieces)
     if total is not None:
         return Plan("stream", "accumulate", pieces, finite)

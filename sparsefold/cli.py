@@ -43,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     demo.set_defaults(run=_demo)
     from sparsefold.compiler import cache as _cache  # `sparsefold cache list|clear|dir`
     _cache.add_parser(sub)
+    from sparsefold import show_cli  # `sparsefold show EXPR -i a=csr:float64:5x4`
+    show_cli.add_parser(sub)
     args = parser.parse_args(argv)
     return args.run(args)
 
