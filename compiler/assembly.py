@@ -16,7 +16,9 @@ entries of each leaf times its broadcast extents), so appends never overflow.
 
 from __future__ import annotations
 
-from sparsefold.compiler.cnames import index_ctype, storage_ctype
+import numpy as np
+
+from sparsefold.compiler.cnames import ctype, index_ctype, storage_ctype
 from sparsefold.compiler.pointwise import Body, as_type, expr_c
 from sparsefold.compiler.source import Arg
 from sparsefold.spec import sizes as sz
@@ -38,25 +40,49 @@ class Assembler:
 
 
 class DenseOut(Assembler):
-    """``out[lin(coords)] = value`` (or ``+=`` when accumulating a sum)."""
+    """``out[lin(coords)] = value``, or combined with a reduction's monoid.
 
-    def __init__(self, shape: tuple[sz.Expr, ...], dtype, *, accumulate: bool):
-        self.shape, self.dtype, self.accumulate = shape, dtype, accumulate
-        self.note = ("Output: dense, accumulated (sum of the stream's entries)" if accumulate
+    For a reduction the runtime initializes ``out`` with the monoid's identity; every
+    monoid but ``sum`` also counts the stored entries reaching each cell (``out_cnt``), so
+    that the runtime can then combine cells that also cover implicit zeros with 0 (the max
+    of a row with an unstored entry is at least 0; its product is 0)."""
+
+    def __init__(self, shape: tuple[sz.Expr, ...], dtype, *, monoid: str | None = None):
+        self.shape, self.dtype, self.monoid = shape, dtype, monoid
+        self.note = (f"Output: dense, each stored entry combined with {monoid}" if monoid
                      else "Output: dense, each stored entry written once")
 
     def args(self):
-        return [Arg("p_out_val", "ptr", ("out", "val"), storage_ctype(self.dtype))]
+        out = [Arg("p_out_val", "ptr", ("out", "val"), storage_ctype(self.dtype))]
+        if self.monoid not in (None, "sum"):
+            out.append(Arg("p_out_cnt", "ptr", ("out", "cnt"), "int64_t"))
+        return out
 
     def emit(self, body, coords, value):
         lin = "0"
         for c, n in zip(coords, self.shape):
             lin = c if lin == "0" else f"({lin}) * {expr_c(n, {})} + {c}"
         v = as_type(value, self.dtype)
-        if self.accumulate:
-            body.line(f"out_val[{lin}] = {as_type(f'out_val[{lin}] + {v}', self.dtype)}")
+        cell = f"out_val[{lin}]"
+        m = self.monoid
+        if m is None:
+            body.line(f"{cell} = {v}")
+            return
+        if m != "sum":
+            body.line(f"out_cnt[{lin}] = out_cnt[{lin}] + 1")
+        if m in ("sum", "prod"):
+            op = "+" if m == "sum" else "*"
+            body.line(f"{cell} = {as_type(f'{cell} {op} {v}', self.dtype)}")
+        elif m in ("any", "all"):
+            op = "or" if m == "any" else "and"
+            body.line(f"{cell} = {as_type(f'({cell} != 0) {op} ({v} != 0)', self.dtype)}")
         else:
-            body.line(f"out_val[{lin}] = {v}")
+            x = body.var("x", ctype(self.dtype))
+            body.line(f"{x} = {v}")
+            op = ">" if m == "max" else "<"
+            nan = f" or {x} != {x}" if np.dtype(self.dtype).kind == "f" else ""
+            body.line(f"if {cell} == {cell} and ({x} {op} {cell}{nan}):")
+            body.line(f"    {cell} = {x}")
 
 
 class AppendOut(Assembler):

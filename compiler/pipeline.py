@@ -78,9 +78,9 @@ def out_format(name: str, ndim: int) -> Format:
     return named_format(name, ndim)
 
 
-def _sum_below(program: Node) -> tuple[Reduce | None, list[ShapeOp]]:
-    """A sum reached from the root through single-piece shape operators (squeeze after
-    matmul, a reshape of the result), and those operators bottom-up."""
+def _reduce_below(program: Node) -> tuple[Reduce | None, list[ShapeOp]]:
+    """A reduction reached from the root through single-piece shape operators (squeeze
+    after matmul, a reshape of the result), and those operators bottom-up."""
     chain: list[ShapeOp] = []
     node = program
     while isinstance(node, ShapeOp) and len(node.operands()) == 1 and node.fill is None:
@@ -89,7 +89,7 @@ def _sum_below(program: Node) -> tuple[Reduce | None, list[ShapeOp]]:
             return None, []
         chain.append(node)
         node = node.operands()[0]
-    if isinstance(node, Reduce) and node.monoid == "sum":
+    if isinstance(node, Reduce):
         return node, chain[::-1]
     return None, []
 
@@ -119,7 +119,7 @@ def plan(program: Node, fmt: Format, *, union: bool = False) -> Plan:
             return plan(program, fmt, union=True)  # can't check finiteness after the layers
         finite = tuple(floats) if merge.intersect else ()
         return Plan("merge", "append", merge.pieces, finite, merge=merge)
-    total, chain = _sum_below(program)
+    total, chain = _reduce_below(program)
     try:
         pieces = _accumulated(total, chain) if total else stream_pieces(program)
     except NotAStream as exc:
@@ -170,6 +170,8 @@ class Kernel:
         self.plan = plan(self.program, self.fmt)
         self.inputs = [n for n in topological(self.program) if isinstance(n, Input)]
         self.requires = _requires(self.program)
+        self.reduction = _reduce_below(self.program)[0] if self.plan.assembly == "accumulate" \
+            else None
         self._compile_size_functions()
         self._variants: dict[tuple, tuple[str, list[Arg], Any]] = {}
         self._lock = threading.Lock()
@@ -178,6 +180,9 @@ class Kernel:
     def _compile_size_functions(self) -> None:
         """Sizes the call needs, as compiled Python functions of the bound symbols."""
         self._shape_fn = sz.python_function(tuple(self.program.shape))
+        red = getattr(self, "reduction", None)
+        self._extent_fn = sz.python_function(
+            (sz.product(red.arg.shape[d] for d in red.axes),) if red is not None else ())
         self._requires_fn = sz.python_function(tuple(self.requires))
         self._free_extents = [sz.python_function(tuple(size for _, size in piece.free))
                               for piece in self.plan.pieces]
@@ -197,7 +202,8 @@ class Kernel:
                 leaf_args(inp, index_dtypes[inp.name])
         args += input_size_args(program)
         if p.assembly in ("dense", "accumulate"):
-            asm = DenseOut(program.shape, program.dtype, accumulate=p.assembly == "accumulate")
+            asm = DenseOut(program.shape, program.dtype,
+                           monoid=self.reduction.monoid if p.assembly == "accumulate" else None)
         elif p.assembly == "append":
             asm = AppendOut(self.fmt, program.shape, program.dtype, out_index)
         else:
@@ -258,6 +264,7 @@ class Kernel:
         key = (tuple((name, tuple(d.items())) for name, d in index_dtypes.items()), out_index)
         src, args, module = self._variant(key, index_dtypes, out_index)
         outputs = self._allocate(out_shape, capacity, out_index)
+        self._env = env
         argv = [self._arg(a, prepared, outputs, env) for a in args]
         result = module.run(*argv)
         return self._finish(result, outputs, out_shape, out_index, library)
@@ -305,6 +312,9 @@ class Kernel:
     def _allocate(self, shape, capacity, out_index) -> dict[str, np.ndarray]:
         dt = self.program.dtype
         a = self.plan.assembly
+        if a == "accumulate" and self.reduction.monoid != "sum":
+            return {"val": np.full(shape, _identity(self.reduction.monoid, dt), dtype=dt),
+                    "cnt": np.zeros(shape, dtype=np.int64)}
         if a in ("dense", "accumulate"):
             return {"val": np.zeros(shape, dtype=dt)}
         ix = np.dtype(out_index)
@@ -347,6 +357,9 @@ class Kernel:
         a = self.plan.assembly
         if a in ("dense", "accumulate") or self.plan.strategy == "dense":
             dense = outputs["val"]
+            if "cnt" in outputs:  # cells that also cover implicit zeros meet a 0
+                (extent,) = self._extent_fn(self._env)
+                _combine_zero(self.reduction.monoid, dense, outputs["cnt"] < extent)
             return _from_dense(dense, self.out_name, self.fmt, library)
         n, m = result
         val = outputs["val"][:n]
@@ -382,6 +395,28 @@ class Kernel:
             k._variants, k._lock, k._dense_fallback = {}, threading.Lock(), None
             self._dense_fallback = k
         return self._dense_fallback
+
+
+def _identity(monoid: str, dt: np.dtype):
+    """The start value of a reduction over stored entries."""
+    if monoid in ("max", "min"):
+        big = dt.kind == "f"
+        if dt.kind == "b":
+            return monoid == "min"
+        info = np.finfo(dt) if big else np.iinfo(dt)
+        low, high = (-np.inf, np.inf) if big else (info.min, info.max)
+        return low if monoid == "max" else high
+    return {"sum": 0, "prod": 1, "any": False, "all": True}[monoid]
+
+
+def _combine_zero(monoid: str, out: np.ndarray, missing: np.ndarray) -> None:
+    """``out[missing] = monoid(out[missing], 0)``, NumPy's semantics (NaN propagates)."""
+    if not missing.any():
+        return
+    zero = np.zeros((), out.dtype)
+    fn = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum,
+          "any": np.logical_or, "all": np.logical_and}[monoid]
+    out[missing] = fn(out[missing], zero)
 
 
 def _kinds(fmt: Format) -> tuple[str, ...]:
