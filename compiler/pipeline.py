@@ -47,6 +47,7 @@ __all__ = ["Plan", "plan", "Kernel", "OUT_FORMATS"]
 
 OUT_FORMATS = ("dense", "csr", "csc", "coo", "dcsr")
 _INT32_MAX = 2**31 - 1
+_INT64_MAX = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -180,6 +181,9 @@ class Kernel:
     def _compile_size_functions(self) -> None:
         """Sizes the call needs, as compiled Python functions of the bound symbols."""
         self._shape_fn = sz.python_function(tuple(self.program.shape))
+        # every node's element count: kernels compute coordinates in int64
+        self._extents_fn = sz.python_function(tuple(
+            sz.product(n.shape) for n in topological(self.program) if n.ndim))
         red = getattr(self, "reduction", None)
         self._extent_fn = sz.python_function(
             (sz.product(red.arg.shape[d] for d in red.axes),) if red is not None else ())
@@ -291,6 +295,9 @@ class Kernel:
                 elif int(sz.evaluate(declared, env)) != n:
                     raise InvalidData(f"input {inp.name!r}: expected shape "
                                       f"{tuple(map(str, inp.shape))}, found {shape}")
+        if any(e > _INT64_MAX for e in self._extents_fn(env)):
+            raise InvalidData(f"sizes {env} make an array of more than 2**63 - 1 elements; "
+                              f"coordinates would overflow int64")
         if self.requires and not all(self._requires_fn(env)):
             raise IllFormedProgram(f"a precondition of the program fails for sizes {env}: "
                                    f"{' and '.join(map(str, self.requires))}")

@@ -1,0 +1,58 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: initializedcheck=False, nonecheck=False
+# sparsefold kernel: stream -> csr
+# sparsefold compiler 0.1.0; source hash bee8f7d20520a5d5
+#
+# Program:
+#   %0 = input a0: float32[n0, n1] coo
+#   %1 = collapse(%0, start=0, stop=2)           : float32(n0 * n1,)
+# Strategy: stream (1 piece(s)); Output: csr, appended in storage order (order proved for every piece; no sort needed).
+
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.math cimport NAN, INFINITY, fabs, pow
+from libc.string cimport memcpy
+from cpython.buffer cimport (PyBUF_ANY_CONTIGUOUS, PyBUF_WRITABLE, PyBuffer_Release,
+                             PyObject_GetBuffer)
+
+
+cdef void* _sf_address(object array, Py_ssize_t itemsize, bint writable) except? NULL:
+    # Address of a contiguous buffer's first item; BufferError if not contiguous (or not
+    # writable when it must be), ValueError if its items are not itemsize bytes wide.
+    cdef Py_buffer view
+    PyObject_GetBuffer(array, &view, PyBUF_ANY_CONTIGUOUS | (PyBUF_WRITABLE if writable else 0))
+    cdef void* address = view.buf
+    cdef Py_ssize_t found = view.itemsize
+    PyBuffer_Release(&view)
+    if found != itemsize:
+        raise ValueError(f"expected items of {itemsize} bytes, got {found}")
+    return address
+
+def run(object p_a0_pos0, object p_a0_crd0, object p_a0_crd1, object p_a0_val, int64_t S_n0, int64_t S_n1, object p_out_crd0, object p_out_val):
+    cdef int64_t cur
+    cdef int64_t i0
+    cdef int64_t i1
+    cdef int64_t m
+    cdef int64_t n
+    cdef int64_t o0
+    cdef int64_t q0
+    cdef int64_t q1
+    cdef int64_t* a0_pos0 = <int64_t*>_sf_address(p_a0_pos0, sizeof(int64_t), 0)
+    cdef int32_t* a0_crd0 = <int32_t*>_sf_address(p_a0_crd0, sizeof(int32_t), 0)
+    cdef int32_t* a0_crd1 = <int32_t*>_sf_address(p_a0_crd1, sizeof(int32_t), 0)
+    cdef float* a0_val = <float*>_sf_address(p_a0_val, sizeof(float), 0)
+    cdef int32_t* out_crd0 = <int32_t*>_sf_address(p_out_crd0, sizeof(int32_t), 1)
+    cdef float* out_val = <float*>_sf_address(p_out_val, sizeof(float), 1)
+    with nogil:
+        n = 0
+        m = 0
+        cur = 0
+        # piece 0: entries of a0 (coo) in storage order -> output coordinates _i0 * n1 + _i1
+        for q0 in range(a0_pos0[0], a0_pos0[0 + 1]):
+            i0 = a0_crd0[q0]
+            q1 = q0
+            i1 = a0_crd1[q1]
+            o0 = ((i0 * S_n1) + i1)
+            out_crd0[n] = <int32_t>o0
+            out_val[n] = (<float>(a0_val[q1]))
+            n = n + 1
+    return (n, m)

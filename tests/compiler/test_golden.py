@@ -1,0 +1,75 @@
+"""Golden files pin the generated Cython of a few small kernels (STYLE 12).
+
+A change to emission shows up here as a readable diff. After checking the new text is
+right, regenerate with ``SPARSEFOLD_UPDATE_GOLDEN=1 pytest tests/compiler/test_golden.py``.
+No kernel is built: this only generates source.
+"""
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import sparsefold as sf
+from sparsefold.compiler.runtime import sparse_levels
+from sparsefold.jit import JitFunction, compile_program
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def _csr(shape, fmt="csr"):
+    d = np.zeros(shape, dtype=np.float32)
+    d.flat[::3] = 1
+    return sp.coo_array(d).asformat(fmt)
+
+
+CASES = {
+    "csr_hstack": (lambda a, b: sf.concat([a, b], axis=1), (_csr((4, 3)), _csr((4, 2))), "csr"),
+    "coo_collapse": (lambda a: a.reshape(-1), (_csr((4, 3), "coo"),), "csr"),
+    "csr_slice_mul_csr": (lambda a, b: a[0:(a.shape[0] + 1) // 2:2, :] * b,
+                          (_csr((6, 4)), _csr((2, 4))), "csr"),
+    "vstack_spmv": (lambda a, b, x: sf.concat([a, b], axis=0) @ x,
+                    (_csr((3, 4)), _csr((2, 4)), np.ones(4, np.float32)), "dense"),
+}
+
+
+def _source(name: str) -> str:
+    fn, args, out = CASES[name]
+    program, out = JitFunction(fn, out).program_for(*args)
+    kernel = compile_program(program, out)
+    index_dtypes = {}
+    for inp, value in zip(kernel.inputs, args):
+        if not inp.format.is_dense:
+            levels = sparse_levels(value, inp, inp.name)
+            index_dtypes[inp.name] = {k: v.dtype for k, v in levels.items() if k != "val"}
+    return kernel.source(index_dtypes, "int32")[0]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_generated_source_matches_golden(name):
+    text = _source(name)
+    path = GOLDEN / f"{name}.pyx"
+    if os.environ.get("SPARSEFOLD_UPDATE_GOLDEN"):
+        path.write_text(text)
+    assert path.exists(), f"missing golden file {path}; run with SPARSEFOLD_UPDATE_GOLDEN=1"
+    assert text == path.read_text(), (
+        f"generated Cython for {name} changed; inspect the diff and, if it is right, "
+        f"regenerate with SPARSEFOLD_UPDATE_GOLDEN=1")
+
+
+def test_generation_is_deterministic():
+    assert _source("csr_hstack") == _source("csr_hstack")
+
+
+def test_fallback_is_announced_in_the_source():
+    """A stream that cannot be proved in order says so in the generated code."""
+    coo = _csr((4, 3), "coo")
+    program, out = JitFunction(lambda a, b: sf.concat([a, b], axis=1), "coo").program_for(
+        coo, _csr((4, 2), "coo"))
+    kernel = compile_program(program, out)
+    levels = {k: v.dtype for k, v in sparse_levels(coo, kernel.inputs[0], "a0").items()
+              if k != "val"}
+    text = kernel.source({"a0": levels, "a1": levels}, "int32")[0]
+    assert "FALLBACK" in text and "sort" in text
