@@ -57,6 +57,7 @@ class RangeTerm:
     combine: object = None        # Python function on Z3 terms, or None (uninterpreted)
     identity: object = None
     path: object = None           # the condition under which the program reads this term
+    valid: object = None          # when the term means a monoid over a range (segments)
 
 
 @dataclass
@@ -67,14 +68,15 @@ class Trace:
     divisions: list[tuple[z3.BoolRef, z3.ArithRef, z3.ArithRef]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
-    def bounds_goal(self) -> z3.BoolRef:
-        return z3.And(*(z3.Implies(pc, z3.And(*(z3.And(0 <= c, c < n)
-                                                for c, n in zip(coords, shape))))
-                        for pc, _, coords, shape in self.reads))
+    def bounds_goal(self, ctx: z3.Context) -> z3.BoolRef:
+        return z3.And(z3.BoolVal(True, ctx), *(
+            z3.Implies(pc, z3.And(z3.BoolVal(True, ctx), *(z3.And(0 <= c, c < n)
+                                                          for c, n in zip(coords, shape))))
+            for pc, _, coords, shape in self.reads))
 
-    def divisions_goal(self) -> z3.BoolRef:
-        return z3.And(*(z3.Implies(pc, z3.And(b >= 1, a >= 0))
-                        for pc, a, b in self.divisions))
+    def divisions_goal(self, ctx: z3.Context) -> z3.BoolRef:
+        return z3.And(z3.BoolVal(True, ctx), *(z3.Implies(pc, z3.And(b >= 1, a >= 0))
+                                               for pc, a, b in self.divisions))
 
 
 class Encoder:
@@ -83,9 +85,10 @@ class Encoder:
 
     def __init__(self, reading: Reading):
         self.rd = reading
+        self.ctx = reading.ctx
         self._inputs: dict[str, z3.FuncDeclRef] = {}
         self._functions: dict[str, z3.FuncDeclRef] = {}
-        self._opaque: dict[Node, z3.FuncDeclRef] = {}
+        self._opaque: dict[object, z3.FuncDeclRef] = {}
         self._consts: dict[str, z3.ArithRef] = {}
         self.ranges: list[RangeTerm] = []
         self.trace = Trace()
@@ -97,7 +100,7 @@ class Encoder:
         conditions go to ``trace``."""
         if trace is not None:
             self.trace = trace
-        return self._value(node, tuple(coords), z3.BoolVal(True))
+        return self._value(node, tuple(coords), z3.BoolVal(True, self.ctx))
 
     def size(self, e: sz.Expr) -> z3.ArithRef:
         return self.rd.int(e)
@@ -126,21 +129,21 @@ class Encoder:
         f = self._inputs.get(node.name)
         if f is None:
             f = self._inputs[node.name] = z3.Function(
-                node.name, *([z3.IntSort()] * node.ndim), z3.RealSort())
+                node.name, *([z3.IntSort(self.ctx)] * node.ndim), z3.RealSort(self.ctx))
         shape = tuple(self.size(n) for n in node.shape)
         self.trace.reads.append((pc, node.name, coords, shape))
         return f(*coords) if coords else f()
 
     def literal_value(self, value) -> z3.ArithRef:
         if isinstance(value, (bool, np.bool_)):
-            return z3.RealVal(int(value))
+            return z3.RealVal(int(value), self.ctx)
         if isinstance(value, (int, np.integer)):
-            return z3.RealVal(int(value))
+            return z3.RealVal(int(value), self.ctx)
         if isinstance(value, (float, np.floating)) and np.isfinite(value):
-            return z3.RealVal(Fraction(float(value)))
+            return z3.RealVal(Fraction(float(value)), self.ctx)
         name = f"lit_{value!r}"
         if name not in self._consts:
-            self._consts[name] = z3.Real(name)
+            self._consts[name] = z3.Real(name, self.ctx)
         return self._consts[name]
 
     def _literal(self, node: Literal):
@@ -154,27 +157,44 @@ class Encoder:
         ops = node.operands()
         pieces = im.pieces
         guards = [self.rd.pred(p.guard, env) for p in pieces]
-        values, earlier = [], []
+        values = []
         for n, p in enumerate(pieces):
-            default = im.fill is None and n == len(pieces) - 1
-            reach = z3.And(pc, *[z3.Not(g) for g in earlier]) if default else z3.And(pc, guards[n])
+            # the interpreter assigns the pieces in order, so a later piece wins where
+            # guards overlap (the operator proofs show they do not)
+            reach = z3.And(pc, guards[n], *[z3.Not(g) for g in guards[n + 1:]])
             for path, a, b in division_sites(p.guard):
                 self._division(pc, path, a, b, env)
             for e in p.backward:
                 for path, a, b in division_sites(e):
                     self._division(reach, path, a, b, env)
             sub = tuple(self.rd.int(b, env) for b in p.backward)
-            values.append(self._value(ops[p.operand], sub, reach))
-            earlier.append(guards[n])
+            operand = ops[p.operand]
+            v = self._value(operand, sub, reach)
+            if operand.dtype != node.dtype:  # concat's promotion: a conversion, not identity
+                v = self._function(f"astype[{operand.dtype}->{node.dtype}]", 1)(v)
+            values.append(v)
         if im.fill is not None:
             out = self.literal_value(im.fill)
-            rest = range(len(pieces) - 1, -1, -1)
-        else:
-            out = values[-1]
-            rest = range(len(pieces) - 2, -1, -1)
-        for n in rest:
+        else:  # coordinates no guard claims have no value (the interpreter would raise)
+            out = self._uncovered(node, coords)
+        for n in range(len(pieces)):
             out = values[n] if pieces[n].guard == sz.TRUE else z3.If(guards[n], values[n], out)
         return out
+
+    def _uncovered(self, node: Node, coords):
+        f = self._opaque.get(("uncovered", node))
+        if f is None:
+            f = self._opaque[("uncovered", node)] = z3.Function(
+                f"uncovered{len(self._opaque)}", *([z3.IntSort(self.ctx)] * len(coords)),
+                z3.RealSort(self.ctx))
+        return f(*coords) if coords else f()
+
+    def _function(self, key: str, arity: int) -> z3.FuncDeclRef:
+        f = self._functions.get(key)
+        if f is None:
+            f = self._functions[key] = z3.Function(
+                key, *([z3.RealSort(self.ctx)] * arity), z3.RealSort(self.ctx))
+        return f
 
     def _division(self, pc, path, a, b, env):
         self.trace.divisions.append((z3.And(pc, self.rd.pred(path, env)),
@@ -195,12 +215,7 @@ class Encoder:
             d in ("weak", str(RING_DTYPE)) for d in dtypes)
         if ring:
             return RING_FUNCTIONS[node.fn.name](*args)
-        key = f"{node.fn.name}[{','.join(dtypes)}]"
-        f = self._functions.get(key)
-        if f is None:
-            f = self._functions[key] = z3.Function(
-                key, *([z3.RealSort()] * len(args)), z3.RealSort())
-        return f(*args)
+        return self._function(f"{node.fn.name}[{','.join(dtypes)}]", len(args))(*args)
 
     def _reduce(self, node: Reduce, coords, pc):
         arg = node.arg
@@ -212,14 +227,14 @@ class Encoder:
             return self._opaque_value(node, coords, f"{why} is encoded opaquely")
         (axis,) = node.axes
         n = len(self.ranges)
-        j = z3.Int(f"_j{n}")
+        j = z3.Int(f"_j{n}", self.ctx)
         length = self.size(arg.shape[axis])
         inner = coords[:axis] + (j,) + coords[axis:]
         before = len(self.ranges)
         body = self._value(arg, inner, z3.And(pc, 0 <= j, j < length))
         if len(self.ranges) != before:
             return self._opaque_value(node, coords, "nested reductions are encoded opaquely")
-        value = z3.Real(f"_s{n}")
+        value = z3.Real(f"_s{n}", self.ctx)
         self.ranges.append(RangeTerm(value, j, length, body, node.monoid, node.dtype,
                                      _MONOID_COMBINE[node.monoid],
                                      _MONOID_IDENTITY[node.monoid], pc))
@@ -231,5 +246,6 @@ class Encoder:
         f = self._opaque.get(node)
         if f is None:
             f = self._opaque[node] = z3.Function(
-                f"opaque{len(self._opaque)}", *([z3.IntSort()] * len(coords)), z3.RealSort())
+                f"opaque{len(self._opaque)}", *([z3.IntSort(self.ctx)] * len(coords)),
+                z3.RealSort(self.ctx))
         return f(*coords) if coords else f()

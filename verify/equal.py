@@ -88,7 +88,7 @@ class _Problem:
 
 
 def _check(rd: Reading, assumptions, goal, rlimit=FACT_RLIMIT) -> bool:
-    s = z3.Solver()
+    s = z3.Solver(ctx=rd.ctx)
     s.set("rlimit", rlimit)
     s.add(*rd.nonneg, *rd.axioms, *assumptions, z3.Not(goal))
     return s.check() == z3.unsat
@@ -124,11 +124,15 @@ def _mentions(e, v) -> bool:
     return any(_mentions(c, v) for c in e.children())
 
 
-def _segment(t: RangeTerm, name: str, start, length) -> RangeTerm:
+def _segment(t: RangeTerm, name: str, start, length, valid) -> RangeTerm:
     body = t.body if start is None else z3.simplify(
         z3.substitute(t.body, (t.var, t.var + start)))
-    return RangeTerm(z3.Real(name), t.var, length, body, t.monoid, t.dtype, t.combine,
-                     t.identity, t.path)
+    return RangeTerm(z3.Real(name, t.var.ctx), t.var, length, body, t.monoid, t.dtype, t.combine,
+                     t.identity, t.path, valid)
+
+
+def _valid(t: RangeTerm):
+    return t.valid if t.valid is not None else z3.BoolVal(True, t.var.ctx)
 
 
 def _range_facts(p: _Problem, assume) -> list[z3.BoolRef]:
@@ -152,25 +156,27 @@ def _range_facts(p: _Problem, assume) -> list[z3.BoolRef]:
                         _check(rd, here, m == 0) or _check(rd, here, m == t.length):
                     continue
                 n = len(terms) + len(new)
-                head = _segment(t, f"_s{n}h", None, m)
-                tail = _segment(t, f"_s{n}t", m, t.length - m)
-                facts.append(t.value == t.combine(head.value, tail.value))
+                # a segment means a sum over a range only when the split point is inside
+                inside = z3.And(_valid(t), 0 <= m, m <= t.length)
+                head = _segment(t, f"_s{n}h", None, m, inside)
+                tail = _segment(t, f"_s{n}t", m, t.length - m, inside)
+                facts.append(z3.Implies(inside, t.value == t.combine(head.value, tail.value)))
                 new += [head, tail]
         terms += new
         frontier = new
     for t in terms:
-        facts.append(z3.Implies(t.length == 0, t.value == t.identity))
-        facts.append(z3.Implies(t.length == 1, t.value == z3.substitute(
-            t.body, (t.var, z3.IntVal(0)))))
+        facts.append(z3.Implies(z3.And(_valid(t), t.length == 0), t.value == t.identity))
+        facts.append(z3.Implies(z3.And(_valid(t), t.length == 1), t.value == z3.substitute(
+            t.body, (t.var, z3.IntVal(0, rd.ctx)))))
     # extensionality between every pair with the same monoid and dtype, where both are read
-    j = z3.Int("_jx")
+    j = z3.Int("_jx", rd.ctx)
     for a in range(len(terms)):
         for b in range(a + 1, len(terms)):
             s, t = terms[a], terms[b]
             if s.monoid != t.monoid or s.dtype != t.dtype:
                 continue
-            both = z3.And(s.path if s.path is not None else True,
-                          t.path if t.path is not None else True)
+            both = z3.And(*(x for x in (s.path, t.path) if x is not None), _valid(s),
+                          _valid(t))
             if not _check(rd, assume + [both], s.length == t.length):
                 continue
             bodies = z3.substitute(s.body, (s.var, j)) == z3.substitute(t.body, (t.var, j))
@@ -225,14 +231,11 @@ def prove_equal(lhs, rhs, *, when: sz.Expr | str | None = None, name: str | None
                                      lhs, rhs, rlimit))
     cache: dict[str, _Problem] = {}
 
-    def problem(reading: Reading) -> _Problem:
-        # both sides are encoded once per reading; later obligations reuse the terms
-        p = cache.get(reading.mode)
+    def problem(mode: str) -> _Problem:
+        # both sides are encoded once per mode (one Z3 context); obligations share the terms
+        p = cache.get(mode)
         if p is None:
-            p = cache[reading.mode] = _Problem(reading, lhs, rhs, assume)
-        else:
-            reading.vars.update(p.rd.vars)
-            reading.axioms.extend(p.rd.axioms)
+            p = cache[mode] = _Problem(Reading(mode), lhs, rhs, assume)
         return p
 
     def k_values(values):
@@ -243,19 +246,19 @@ def prove_equal(lhs, rhs, *, when: sz.Expr | str | None = None, name: str | None
             return find_counterexample(lhs, rhs, values, k_values(values), what)
         return run
 
-    def lhs_bounds(rd):
-        p = problem(rd)
-        goal = z3.And(p.left_trace.bounds_goal(), p.left_trace.divisions_goal())
-        return p.base + p.in_left, goal
+    def lhs_bounds(mode):
+        p = problem(mode)
+        goal = z3.And(p.left_trace.bounds_goal(p.rd.ctx), p.left_trace.divisions_goal(p.rd.ctx))
+        return p.rd, p.base + p.in_left, goal
 
-    def rhs_bounds(rd):
-        p = problem(rd)
-        goal = z3.And(p.right_trace.bounds_goal(), p.right_trace.divisions_goal())
-        return p.base + p.in_right, goal
+    def rhs_bounds(mode):
+        p = problem(mode)
+        goal = z3.And(p.right_trace.bounds_goal(p.rd.ctx), p.right_trace.divisions_goal(p.rd.ctx))
+        return p.rd, p.base + p.in_right, goal
 
-    def value(rd):
-        p = problem(rd)
-        return p.base + p.in_left + p.in_right + p.facts(), p.left == p.right
+    def value(mode):
+        p = problem(mode)
+        return p.rd, p.base + p.in_left + p.in_right + p.facts(), p.left == p.right
 
     builds = {"lhs_bounds": lhs_bounds, "rhs_bounds": rhs_bounds, "value": value}
     for what, build in builds.items():
@@ -272,7 +275,7 @@ def prove_equal(lhs, rhs, *, when: sz.Expr | str | None = None, name: str | None
 
 def _vacuity(assume) -> Outcome | None:
     rd = Reading("direct")
-    s = z3.Solver()
+    s = z3.Solver(ctx=rd.ctx)
     s.set("rlimit", RLIMIT)
     s.add(*[rd.pred(a) for a in assume])
     s.add(*rd.nonneg)
@@ -287,7 +290,7 @@ def _vacuity(assume) -> Outcome | None:
 def _some_sizes(assume) -> dict[str, int]:
     """Small sizes satisfying the assumptions (for syntactic counterexamples)."""
     rd = Reading("direct")
-    s = z3.Solver()
+    s = z3.Solver(ctx=rd.ctx)
     s.set("rlimit", RLIMIT)
     s.add(*[rd.pred(a) for a in assume], *rd.nonneg)
     for bound in (1, 2, 3, 4, 8, None):
@@ -308,8 +311,9 @@ def _some_sizes(assume) -> dict[str, int]:
 def _sized(ob: Obligation, lhs: Node, rhs: Node, rlimit: int) -> Outcome:
     """A size-level obligation: decided by Z3, confirmed by the Python reading and then
     replayed through the interpreter."""
-    def build(rd):
-        return [rd.pred(a) for a in ob.assumptions], rd.pred(ob.goal)
+    def build(mode):
+        rd = Reading(mode)
+        return rd, [rd.pred(a) for a in ob.assumptions], rd.pred(ob.goal)
 
     def confirm(values):
         if holds(ob, values) is not False:
@@ -358,13 +362,13 @@ def smt2(lhs, rhs, *, when=None, obligation: str = "value", mode: str = "staged"
     if obligation == "value":
         assume, goal = p.base + p.in_left + p.in_right + p.facts(), p.left == p.right
     elif obligation == "lhs_bounds":
-        assume, goal = p.base + p.in_left, z3.And(p.left_trace.bounds_goal(),
-                                                  p.left_trace.divisions_goal())
+        assume, goal = p.base + p.in_left, z3.And(p.left_trace.bounds_goal(p.rd.ctx),
+                                                  p.left_trace.divisions_goal(p.rd.ctx))
     elif obligation == "rhs_bounds":
-        assume, goal = p.base + p.in_right, z3.And(p.right_trace.bounds_goal(),
-                                                   p.right_trace.divisions_goal())
+        assume, goal = p.base + p.in_right, z3.And(p.right_trace.bounds_goal(p.rd.ctx),
+                                                   p.right_trace.divisions_goal(p.rd.ctx))
     else:
         raise ValueError(f"no SMT-LIB dump for obligation {obligation!r}")
-    s = z3.Solver()
+    s = z3.Solver(ctx=rd.ctx)
     s.add(*rd.nonneg, *rd.axioms, *assume, z3.Not(goal))
     return s.to_smt2()

@@ -35,6 +35,7 @@ from sparsefold.verify.obligations import Obligation, holds, obligations, proper
 from sparsefold.verify.results import PROVED, REFUTED, UNKNOWN, VACUOUS, Outcome, \
     ProofResult, combine_status
 from sparsefold.verify.solver import decide, satisfiable
+from sparsefold.verify.z3_reading import Reading
 
 __all__ = ["configurations", "prove_instance", "prove_operator", "OperatorReport",
            "order_preserving", "abstract_instance", "CONFIGURATIONS"]
@@ -174,8 +175,9 @@ def _show(v) -> str:
 
 
 def _decide(node: ShapeOp, ob: Obligation) -> Outcome:
-    def build(reading):
-        return [reading.pred(a) for a in ob.assumptions], reading.pred(ob.goal)
+    def build(mode):
+        reading = Reading(mode)
+        return reading, [reading.pred(a) for a in ob.assumptions], reading.pred(ob.goal)
 
     def confirm(values):
         if holds(ob, values) is False:

@@ -1,8 +1,9 @@
 """Deciding one obligation: the fallback chain staged → direct → bounded, with Z3's
 deterministic resource limit, counterexample shrinking and independent confirmation.
 
-An obligation is given as ``build(reading) -> (assumptions, goal)``; it is *valid* when the
-assumptions imply the goal for all values of the symbols. The chain:
+An obligation is given as ``build(mode) -> (reading, assumptions, goal)`` — the builder makes
+(or reuses) a :class:`Reading` of that mode, each with its own Z3 context; it is *valid*
+when the assumptions imply the goal for all values of the symbols. The chain:
 
 1. ``staged`` reading (named quotients + proved lemma instances), then ``direct`` (Z3's own
    div/mod), each under ``rlimit``. ``unsat`` of the negation is a proof for all sizes.
@@ -33,7 +34,7 @@ RLIMIT = 3_000_000          # per query; roughly 0.5 s of Z3 work on this machin
 SHRINK_RLIMIT = 400_000
 BOUND = 8                   # sizes <= BOUND for the bounded fallback
 
-Build = Callable[[Reading], tuple[list, z3.BoolRef]]
+Build = Callable[[str], tuple[Reading, list, z3.BoolRef]]
 
 
 @dataclass
@@ -45,6 +46,7 @@ class Decision:
     bound: int | None = None
     note: str = ""
     extra: object = None                    # whatever confirm() returned (a replay)
+    work: int = 0                           # Z3 resource units spent (rlimit count)
 
 
 def model_values(model: z3.ModelRef, reading: Reading) -> dict[str, int]:
@@ -57,7 +59,7 @@ def _is_size(name: str) -> bool:
 
 
 def _solver(reading: Reading, assumptions, rlimit: int) -> z3.Solver:
-    s = z3.Solver()
+    s = z3.Solver(ctx=reading.ctx)
     s.set("rlimit", rlimit)
     s.add(*reading.nonneg, *reading.axioms, *assumptions)
     return s
@@ -97,13 +99,12 @@ def decide(build: Build, *, confirm: Callable[[dict[str, int]], object] | None =
     for method in methods:
         if method == "staged" and not lemmas.all_proved():
             continue
-        reading = Reading(method)
-        assumptions, goal = build(reading)
+        reading, assumptions, goal = build(method)
         s = _solver(reading, assumptions, rlimit)
         s.add(z3.Not(goal))
         r = s.check()
         if r == z3.unsat:
-            return Decision(PROVED, method, time.perf_counter() - t0)
+            return Decision(PROVED, method, time.perf_counter() - t0, work=_work(s))
         if r == z3.sat:
             values = model_values(s.model(), reading)
             if shrink:
@@ -116,15 +117,14 @@ def decide(build: Build, *, confirm: Callable[[dict[str, int]], object] | None =
         else:
             notes.append(f"{method}: resource limit")
     if bound:
-        reading = Reading("direct")
-        assumptions, goal = build(reading)
+        reading, assumptions, goal = build("direct")
         caps = [v <= bound for name, v in reading.vars.items() if _is_size(name)]
         s = _solver(reading, assumptions + caps, rlimit)
         s.add(z3.Not(goal))
         r = s.check()
         if r == z3.unsat:
             return Decision(BOUNDED, "bounded", time.perf_counter() - t0, bound=bound,
-                            note="; ".join(notes))
+                            note="; ".join(notes), work=_work(s))
         if r == z3.sat:
             values = _shrink(s, reading, model_values(s.model(), reading)) if shrink \
                 else model_values(s.model(), reading)
@@ -136,6 +136,11 @@ def decide(build: Build, *, confirm: Callable[[dict[str, int]], object] | None =
         else:
             notes.append("bounded: resource limit")
     return Decision(UNKNOWN, "", time.perf_counter() - t0, note="; ".join(notes))
+
+
+def _work(s: z3.Solver) -> int:
+    stats = s.statistics()
+    return int(stats.get_key_value("rlimit count")) if "rlimit count" in stats.keys() else 0
 
 
 def satisfiable(build_assumptions: Callable[[Reading], list], *, rlimit: int = RLIMIT) -> str:

@@ -22,8 +22,8 @@ Conventions of the reading:
 Two readings are offered. ``direct`` uses Z3's own ``div``/``mod``. ``staged`` names every
 quotient and remainder as fresh variables with their defining constraints and adds
 instances of the lemmas in ``verify.lemmas`` (uniqueness of division, ``a // (b*c) ==
-(a // c) // b``); nonlinear row-major maps of rank > 2 are proved this way in milliseconds
-where the direct query does not finish.
+(a // c) // b``, ``a % (b*c) == c*((a // c) % b) + a % c``); nonlinear row-major maps of
+rank > 2 are proved this way in milliseconds where the direct query does not finish.
 """
 
 from __future__ import annotations
@@ -34,8 +34,7 @@ import z3
 
 from sparsefold.spec import sizes as sz
 
-__all__ = ["Z3_TABLE", "Reading", "as_bool", "as_int", "division_sites", "lex_less",
-           "subterms"]
+__all__ = ["Z3_TABLE", "Reading", "as_bool", "as_int", "division_sites", "subterms"]
 
 
 def as_int(x):
@@ -95,23 +94,32 @@ class Reading:
     non-negative.
     """
 
-    def __init__(self, mode: str = "direct"):
+    def __init__(self, mode: str = "direct", ctx: z3.Context | None = None):
         if mode not in ("direct", "staged"):
             raise ValueError(f"unknown reading {mode!r}")
         self.mode = mode
+        # a fresh context per reading: an answer must not depend on what else the process
+        # asked Z3 before (term ids steer Z3's heuristics, and so the rlimit a query needs)
+        self.ctx = ctx if ctx is not None else z3.Context()
         self.vars: dict[str, z3.ArithRef] = {}
         self.axioms: list[z3.BoolRef] = []
         self._pairs: dict[tuple[int, int], tuple[z3.ArithRef, z3.ArithRef]] = {}
         self._values: dict[int, list[tuple[z3.ArithRef, z3.BoolRef]]] = {}
-        self.table = Z3_TABLE if mode == "direct" else Z3_TABLE | {
-            "floordiv": self._floordiv, "mod": self._mod}
+
+    @property
+    def table(self) -> dict[str, Callable]:
+        # built on demand: storing bound methods on self would make a reference cycle, and
+        # Z3 contexts kept alive by cycles make every new context slower
+        if self.mode == "direct":
+            return Z3_TABLE
+        return Z3_TABLE | {"floordiv": self._floordiv, "mod": self._mod}
 
     # --- symbols --------------------------------------------------------------------------
     def var(self, name: str) -> z3.ArithRef:
         """The Z3 integer for a symbol (created on first use; non-negative)."""
         v = self.vars.get(name)
         if v is None:
-            v = self.vars[name] = z3.Int(name)
+            v = self.vars[name] = z3.Int(name, self.ctx)
         return v
 
     @property
@@ -120,7 +128,7 @@ class Reading:
 
     def leaf(self, e: sz.Expr):
         if isinstance(e, sz.Const):
-            return z3.IntVal(e.value)
+            return z3.IntVal(e.value, self.ctx)
         return self.var(e.name)
 
     def term(self, e: sz.ExprLike, env: dict | None = None):
@@ -153,7 +161,15 @@ class Reading:
         return self._pair(a, b)[0]
 
     def _mod(self, a, b):
-        return self._pair(as_int(a), as_int(b))[1]
+        a, b = as_int(a), as_int(b)
+        if z3.is_mul(b) and len(b.children()) == 2:
+            # lemma "nested_mod": a % (x*y) == y*((a // y) % x) + a % y for x, y >= 1
+            x, y = b.children()
+            _, r = self._pair(a, b)
+            nested = y * self._mod(self._floordiv(a, y), x) + self._mod(a, y)
+            self.axioms.append(z3.Implies(z3.And(x >= 1, y >= 1), r == nested))
+            return nested
+        return self._pair(a, b)[1]
 
     def _pair(self, a, b):
         """Quotient and remainder of ``a`` by ``b`` as fresh variables (lemma "euclid")."""
@@ -161,7 +177,7 @@ class Reading:
         if key in self._pairs:
             return self._pairs[key]
         n = len(self._pairs)
-        q, r = z3.Int(f"_q{n}"), z3.Int(f"_r{n}")
+        q, r = z3.Int(f"_q{n}", self.ctx), z3.Int(f"_r{n}", self.ctx)
         self._pairs[key] = (q, r)
         pos = b >= 1
         self.axioms.append(z3.Implies(pos, z3.And(a == b * q + r, 0 <= r, r < b)))
@@ -178,7 +194,7 @@ class Reading:
     def _decompositions(self, a, b) -> Iterable[tuple]:
         """Ways to read ``a`` as ``t*b + s`` syntactically, looking through quotients whose
         value an earlier uniqueness instance established (under a premise)."""
-        candidates = [(a, z3.BoolVal(True))] + self._values.get(a.get_id(), [])
+        candidates = [(a, z3.BoolVal(True, self.ctx))] + self._values.get(a.get_id(), [])
         for value, premise in candidates:
             for t, s in _linear_in(value, b):
                 yield t, s, premise
@@ -192,7 +208,7 @@ def _linear_in(a, b) -> Iterable[tuple]:
             for t in _factor_out(m, b):
                 yield t, s
     for t in _factor_out(a, b):
-        yield t, z3.IntVal(0)
+        yield t, z3.IntVal(0, a.ctx)
 
 
 def _factor_out(m, b) -> Iterable:
@@ -258,12 +274,3 @@ def subterms(e: sz.Expr, path: sz.Expr = sz.TRUE):
             yield from subterms(x, path)
         if e.op not in _PREDICATES:
             yield path, e
-
-
-def lex_less(a: tuple, b: tuple) -> z3.BoolRef:
-    """Strict row-major (lexicographic) order of two coordinate tuples of Z3 terms."""
-    cases, prefix = [], []
-    for x, y in zip(a, b):
-        cases.append(z3.And(*prefix, x < y))
-        prefix.append(x == y)
-    return z3.Or(*cases) if cases else z3.BoolVal(False)

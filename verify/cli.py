@@ -1,0 +1,127 @@
+"""``sparsefold prove``: prove the lemma library, every shape-operator entry, every rule of
+the catalog, and refute every deliberately wrong rule. One row per item (name, status,
+time), a summary, then the final line ``N passed, N failed``; the exit status is 1 when any
+item has an unexpected status. ``--smt2 RULE`` prints the SMT-LIB of a rule's value query.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "prove", help="prove the operator entries and rewrite rules (Z3)",
+        description="Prove every shape-operator entry and rewrite rule for symbolic sizes, "
+                    "and check that every deliberately wrong rule is refuted.")
+    p.add_argument("--only", metavar="TEXT", default=None,
+                   help="only items whose name contains TEXT")
+    p.add_argument("--smt2", metavar="RULE", default=None,
+                   help="print the SMT-LIB query of RULE's value obligation and exit")
+    p.add_argument("--obligation", default="value",
+                   help="with --smt2: value | lhs_bounds | rhs_bounds (default: value)")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="print every obligation of items that are not as expected")
+    p.set_defaults(run=run)
+    return p
+
+
+def _row(name: str, status: str, seconds: float, detail: str, ok: bool) -> str:
+    mark = "" if ok else "  UNEXPECTED"
+    return f"{name:<34} {status:<9} {seconds:6.2f}s  {detail}{mark}"
+
+
+def run(args: argparse.Namespace) -> int:
+    from sparsefold.verify import lemmas, operators
+    from sparsefold.verify.catalog import RULES, get_rule
+    from sparsefold.verify.results import PROVED
+    from sparsefold.verify.rules import prove_rule
+    from sparsefold.verify.wrong_rules import WRONG_RULES
+    from sparsefold.spec import SHAPE_OPERATORS
+
+    if args.smt2:
+        from sparsefold.verify.equal import smt2
+        try:
+            r = get_rule(args.smt2)
+        except KeyError as exc:
+            print(exc.args[0], file=sys.stderr)
+            return 2
+        inst = r.instances()[0]
+        print(f"; rule {inst.label}: lhs == rhs, obligation {args.obligation!r}; "
+              f"the query is the negation (unsat = proved)")
+        print(smt2(inst.lhs, inst.rhs, when=inst.when, obligation=args.obligation))
+        return 0
+
+    def wanted(name: str) -> bool:
+        return args.only is None or args.only in name
+
+    t0 = time.perf_counter()
+    passed = failed = 0
+    totals = {"obligations": {}, "instances": {}}
+
+    def record(ok: bool) -> None:
+        nonlocal passed, failed
+        passed, failed = passed + ok, failed + (not ok)
+
+    print(f"{'item':<34} {'status':<9} {'time':>7}  detail")
+    for lemma in lemmas.LEMMAS:
+        if wanted("lemma " + lemma.name):
+            status, secs = lemmas.prove_lemma(lemma.name)
+            ok = status == PROVED
+            record(ok)
+            print(_row("lemma " + lemma.name, status, secs, lemma.statement, ok))
+    for name in SHAPE_OPERATORS:
+        if not wanted("operator " + name):
+            continue
+        rep = operators.prove_operator(name)
+        ok = rep.status == PROVED
+        record(ok)
+        for status, n in rep.counts().items():
+            totals["obligations"][status] = totals["obligations"].get(status, 0) + n
+        detail = (f"{len(rep.instances)} configurations, {len(rep.obligations)} obligations; "
+                  f"{rep.order_summary()}")
+        print(_row("operator " + name, rep.status, rep.seconds, detail, ok))
+        if not ok and args.verbose:
+            print(rep)
+    for r in RULES + WRONG_RULES:
+        label = ("wrong " if r in WRONG_RULES else "rule ") + r.name
+        if not wanted(label):
+            continue
+        rep = prove_rule(r)
+        ok = rep.as_expected
+        record(ok)
+        for res in rep.results:
+            key = "wrong" if r in WRONG_RULES else res.status
+            totals["instances"][key] = totals["instances"].get(key, 0) + 1
+        n = len(rep.results)
+        if r in WRONG_RULES:
+            detail = f"refuted at {r.fails!r} as expected" if ok else \
+                f"expected refutation at {r.fails!r}"
+            cx = rep.counterexample
+            if cx is not None:
+                detail += f"; {cx}"
+        else:
+            methods = sorted({o.method for res in rep.results for o in res.obligations
+                              if o.status == PROVED and o.method != "syntactic"})
+            detail = f"{n} instance{'s' * (n != 1)}" + (f" ({', '.join(methods)})"
+                                                       if methods else "")
+            notes = {o.note for res in rep.results for o in res.obligations if o.note}
+            if notes:
+                detail += "; " + "; ".join(sorted(notes))
+        print(_row(label, rep.status, rep.seconds, detail[:160], ok))
+        if not ok and args.verbose:
+            print(rep)
+    ob = totals["obligations"]
+    inst = totals["instances"]
+    print(f"operator obligations: {sum(ob.values())} "
+          f"({', '.join(f'{v} {k}' for k, v in sorted(ob.items())) or 'none'}); "
+          f"rule instances: {sum(v for k, v in inst.items() if k != 'wrong')} "
+          f"({', '.join(f'{v} {k}' for k, v in sorted(inst.items()) if k != 'wrong') or 'none'})"
+          f"; wrong-rule instances: {inst.get('wrong', 0)}; "
+          f"total {time.perf_counter() - t0:.1f}s")
+    print(f"{passed} passed, {failed} failed")
+    return 0 if failed == 0 else 1
