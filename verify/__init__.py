@@ -1,1 +1,35 @@
-"""placeholder"""
+"""sparsefold.verify — machine-checked index maps and rewrite rules (DESIGN §4).
+
+    from sparsefold import verify
+    verify.prove_operator("collapse")          # every obligation of the collapse entry
+    r = verify.prove_equal(lhs, rhs)           # two programs with symbolic sizes
+    r.status                                   # "proved" | "bounded" | "refuted" | ...
+    r.counterexample                           # None, or .replay() / .as_test()
+    verify.order_preserving(node)              # proved order property (the compiler asks)
+    verify.rewrite(program)                    # apply proved rules (the optimizer pass)
+
+Modules, in reading order: ``z3_reading`` (the Z3 reading of the size table), ``lemmas``,
+``solver`` (staged → direct → bounded, deterministic ``rlimit``), ``results``,
+``obligations`` + ``operators`` (operator entries), ``encode`` + ``equal`` (programs),
+``replay`` (counterexamples through the interpreter), ``rules`` + ``catalog`` +
+``wrong_rules`` (rules as data), ``rewrite`` (the optimizer pass), ``cli`` (``sparsefold
+prove``). ``strategies`` (Hypothesis, a test dependency) is imported on its own.
+"""
+
+from sparsefold.verify import z3_reading as _z3_reading  # noqa: F401  (fills sizes.Z3)
+from sparsefold.verify.catalog import RULES, get_rule
+from sparsefold.verify.equal import prove_equal, smt2
+from sparsefold.verify.operators import order_preserving, order_status, prove_instance, \
+    prove_operator
+from sparsefold.verify.results import BOUNDED, PROVED, REFUTED, STATUSES, UNKNOWN, VACUOUS, \
+    Outcome, ProofResult
+from sparsefold.verify.rewrite import rewrite
+from sparsefold.verify.rules import Rule, prove_rule, rule
+from sparsefold.verify.wrong_rules import WRONG_RULES
+
+__all__ = [
+    "prove_operator", "prove_instance", "order_preserving", "order_status", "prove_equal",
+    "smt2", "Rule", "rule", "prove_rule", "RULES", "WRONG_RULES", "get_rule", "rewrite",
+    "ProofResult", "Outcome", "STATUSES", "PROVED", "BOUNDED", "REFUTED", "UNKNOWN",
+    "VACUOUS",
+]
