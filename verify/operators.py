@@ -84,15 +84,16 @@ _STEPS = (1, -1, 2, -2, 3, -3)
 
 
 def _slice():
-    starts = (None, "B", -2)
-    stops = (None, "E", -1)
+    B, E = sz.Sym("B"), sz.Sym("E")
+    starts = (None, B, -2)
+    stops = (None, E, -1)
     for step in _STEPS:
         for start in starts:
             for stop in stops:
                 yield Slice(_x(("N0",)), ((start, stop, step),))
     for steps in ((1, 2), (-1, 3), (2, -2), (-3, 1)):
-        yield Slice(_x(("N0", "N1")), (("B", "E", steps[0]), (None, None, steps[1])))
-    yield Slice(_x(("N0", "N1", "N2")), ((None, "E", 2), ("B", None, -1), (1, -1, 3)))
+        yield Slice(_x(("N0", "N1")), ((B, E, steps[0]), (None, None, steps[1])))
+    yield Slice(_x(("N0", "N1", "N2")), ((None, E, 2), (B, None, -1), (1, -1, 3)))
 
 
 def _index():

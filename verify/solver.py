@@ -66,26 +66,29 @@ def _solver(reading: Reading, assumptions, rlimit: int) -> z3.Solver:
 
 
 def _shrink(s: z3.Solver, reading: Reading, values: dict[str, int]) -> dict[str, int]:
-    """Greedily lower each size, then each coordinate, keeping the query satisfiable."""
+    """Greedily lower each size, then each coordinate, keeping the query satisfiable: try
+    0, 1, 2, 3, 4, 8, half and one less, and repeat from each improvement (a few rounds)."""
     s.set("rlimit", SHRINK_RLIMIT)
     order = sorted(values, key=lambda n: (not _is_size(n), n))
     for name in order:
         v = reading.vars[name]
-        current = values[name]
-        for candidate in sorted({0, 1, 2, 3, 4, 8, current // 2, current - 1}):
-            if not 0 <= candidate < current:
-                continue
-            s.push()
-            s.add(v == candidate)
-            if s.check() == z3.sat:
-                fresh = model_values(s.model(), reading)
-                s.pop()
+        for _round in range(8):
+            current = values[name]
+            improved = False
+            for candidate in sorted({0, 1, 2, 3, 4, 8, current // 2, current - 1}):
+                if not 0 <= candidate < current:
+                    continue
+                s.push()
                 s.add(v == candidate)
-                values = fresh
+                if s.check() == z3.sat:
+                    values = model_values(s.model(), reading)
+                    improved = True
+                s.pop()
+                if improved:
+                    break
+            if not improved:
                 break
-            s.pop()
-        else:
-            s.add(v == current)  # consistent: values come from the latest model
+        s.add(v == values[name])  # consistent: values come from the latest model
     return values
 
 
