@@ -19,7 +19,7 @@ import sparse as pydata
 import sparsefold as sf
 
 __all__ = ["make_input", "with_index_dtype", "check_result", "check_scipy_storage",
-           "run_both", "expected_container"]
+           "run_both", "expected_container", "default_out"]
 
 
 def _values(rng: np.random.Generator, n: int, dtype: np.dtype) -> np.ndarray:
@@ -163,6 +163,16 @@ def check_result(got, expected: np.ndarray, out: str, library: str = "scipy", *,
         np.testing.assert_allclose(dense, expected, rtol=rtol, atol=rtol)
     if exact_pattern and cls is not np.ndarray:
         assert got.nnz == np.count_nonzero(expected), (got.nnz, np.count_nonzero(expected))
+
+
+def default_out(args) -> str:
+    """The documented default output format: the first sparse argument's format, else
+    dense."""
+    from sparsefold.interop import describe
+    for a in args:
+        if not isinstance(a, (int, float, bool, np.ndarray)):
+            return describe(a).format
+    return "dense"
 
 
 def run_both(fn, args, out: str | None):
