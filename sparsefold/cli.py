@@ -45,6 +45,8 @@ def main(argv: list[str] | None = None) -> int:
     _cache.add_parser(sub)
     from sparsefold import show_cli  # `sparsefold show EXPR -i a=csr:float64:5x4`
     show_cli.add_parser(sub)
+    from sparsefold.verify import cli as _prove  # `sparsefold prove [--smt2 RULE]`
+    _prove.add_parser(sub)
     args = parser.parse_args(argv)
     return args.run(args)
 
