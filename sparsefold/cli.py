@@ -43,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     demo.set_defaults(run=_demo)
     from sparsefold.compiler import cache as _cache  # `sparsefold cache list|clear|dir`
     _cache.add_parser(sub)
+    from sparsefold.benchmarks import run as _bench  # `sparsefold bench [--quick] ...`
+    _bench.add_parser(sub)
     from sparsefold import show_cli  # `sparsefold show EXPR -i a=csr:float64:5x4`
     show_cli.add_parser(sub)
     from sparsefold.verify import cli as _prove  # `sparsefold prove [--smt2 RULE]`

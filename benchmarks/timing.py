@@ -1,0 +1,86 @@
+"""Timing: a warm-up call (its result is what gets checked), then the minimum of ``repeat``
+``time.perf_counter()`` runs, each under a timeout.
+
+The timeout is a ``SIGALRM`` interval timer when we are on the main thread of a POSIX
+process: it interrupts Python-level work (pydata/sparse is mostly Python and numba calls)
+as soon as control returns to the interpreter. A single long C call cannot be interrupted,
+so every run is also measured and a run longer than the timeout counts as a timeout either
+way. The garbage collector is off while timing (as ``timeit`` does), and a result is
+released only after its clock stops. (A full ``gc.collect()`` costs ~0.1 s here — numba, Z3
+and Cython keep many objects alive — so the runner collects once per matrix, not per run.)
+"""
+
+from __future__ import annotations
+
+import gc
+import signal
+import threading
+import time
+from collections.abc import Callable
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Timeout", "Timing", "call_with_timeout", "best_of"]
+
+
+class Timeout(Exception):
+    """A call ran longer than its limit."""
+
+
+@dataclass(frozen=True)
+class Timing:
+    """``status`` "ok" or "timeout"; ``best`` the minimum over ``runs`` completed runs."""
+
+    status: str
+    best: float | None
+    runs: int
+
+
+@contextmanager
+def _alarm(seconds: float):
+    usable = (hasattr(signal, "setitimer") and seconds > 0
+              and threading.current_thread() is threading.main_thread())
+    if not usable:
+        yield
+        return
+
+    def ring(signum, frame):
+        raise Timeout(f"longer than {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, ring)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def call_with_timeout(fn: Callable[[], Any], limit: float) -> tuple[Any, float]:
+    """(result, seconds) of one call; raises Timeout past ``limit`` seconds."""
+    with _alarm(limit):
+        t0 = time.perf_counter()
+        result = fn()
+        elapsed = time.perf_counter() - t0
+    if elapsed > limit:
+        raise Timeout(f"took {elapsed:.3g} s, longer than {limit:g} s")
+    return result, elapsed
+
+
+def best_of(fn: Callable[[], Any], repeat: int, limit: float) -> Timing:
+    """The minimum of ``repeat`` timed calls of ``fn`` (already warmed up)."""
+    times: list[float] = []
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(repeat):
+            result, elapsed = call_with_timeout(fn, limit)
+            del result  # freed after the clock stopped
+            times.append(elapsed)
+    except Timeout:
+        return Timing("timeout", None, len(times))
+    finally:
+        if enabled:
+            gc.enable()
+    return Timing("ok", min(times), len(times))
