@@ -32,7 +32,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def _row(name: str, status: str, seconds: float, detail: str, ok: bool) -> str:
     mark = "" if ok else "  UNEXPECTED"
-    return f"{name:<34} {status:<9} {seconds:6.2f}s  {detail}{mark}"
+    return f"{name:<38} {status:<9} {seconds:6.2f}s  {detail}{mark}"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         nonlocal passed, failed
         passed, failed = passed + ok, failed + (not ok)
 
-    print(f"{'item':<34} {'status':<9} {'time':>7}  detail")
+    print(f"{'item':<38} {'status':<9} {'time':>7}  detail")
     for lemma in lemmas.LEMMAS:
         if wanted("lemma " + lemma.name):
             status, secs = lemmas.prove_lemma(lemma.name)
@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
             print(rep)
     ob = totals["obligations"]
     inst = totals["instances"]
-    print(f"operator obligations: {sum(ob.values())} "
+    print(f"summary: {sum(ob.values())} operator obligations "
           f"({', '.join(f'{v} {k}' for k, v in sorted(ob.items())) or 'none'}); "
           f"rule instances: {sum(v for k, v in inst.items() if k != 'wrong')} "
           f"({', '.join(f'{v} {k}' for k, v in sorted(inst.items()) if k != 'wrong') or 'none'})"

@@ -1,0 +1,73 @@
+"""``sparsefold prove``: the whole catalog once (exit status 0, one row per item, the final
+line ``N passed, N failed``), a failing item makes the exit status non-zero, ``--smt2``.
+
+Oracle: the row count is recomputed from the catalog itself (lemmas + operator entries +
+rules + wrong rules), and the SMT-LIB dump is fed back to Z3, which must answer ``unsat``.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import time
+
+import z3
+
+from sparsefold.cli import main
+from sparsefold.spec import SHAPE_OPERATORS
+from sparsefold.verify import RULES, WRONG_RULES, lemmas
+from sparsefold.verify import wrong_rules as wrong_module
+from sparsefold.verify.results import REFUTED
+from sparsefold.verify.rules import rule
+
+FINAL = re.compile(r"^(\d+) passed, (\d+) failed$")
+
+
+def test_the_whole_catalog_passes_within_a_minute():
+    t0 = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "sparsefold.cli", "prove"],
+                          capture_output=True, text=True, timeout=300)
+    seconds = time.perf_counter() - t0
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    lines = done.stdout.strip().splitlines()
+    m = FINAL.match(lines[-1])
+    items = len(lemmas.LEMMAS) + len(SHAPE_OPERATORS) + len(RULES) + len(WRONG_RULES)
+    assert m and int(m.group(1)) == items and m.group(2) == "0", lines[-1]
+    rows = [line for line in lines if re.match(r"^(lemma|operator|rule|wrong) ", line)]
+    assert len(rows) == items
+    assert all(" proved " in r for r in rows if not r.startswith("wrong "))
+    assert all(" refuted " in r and "as expected" in r for r in rows if r.startswith("wrong "))
+    assert "UNEXPECTED" not in done.stdout
+    assert seconds < 60
+
+
+def test_an_unexpected_status_makes_the_exit_status_non_zero(monkeypatch, capsys):
+    claimed_wrong = rule("not_really_wrong", lambda x: x.T.T, lambda x: x, expect=REFUTED,
+                         fails="value", x=("I", "J"))
+    monkeypatch.setattr(wrong_module, "WRONG_RULES", [claimed_wrong])
+    code = main(["prove", "--only", "not_really_wrong"])
+    out = capsys.readouterr().out.strip().splitlines()
+    assert code == 1
+    assert out[-1] == "0 passed, 1 failed"
+    assert any("UNEXPECTED" in line for line in out)
+
+
+def test_only_filters_items(capsys):
+    assert main(["prove", "--only", "rule slice_slice"]) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    assert FINAL.match(out[-1]).group(1) == "3"  # slice_slice, _steps, _start_steps
+
+
+def test_smt2_dumps_a_query_z3_answers_unsat(capsys):
+    assert main(["prove", "--smt2", "slice_concat_axis1"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("; rule slice_concat_axis1") and "(check-sat)" in text
+    s = z3.Solver()
+    s.from_string(text)
+    assert s.check() == z3.unsat
+
+
+def test_smt2_of_an_unknown_rule_is_an_error(capsys):
+    assert main(["prove", "--smt2", "no_such_rule"]) == 2
+    assert "no rule named 'no_such_rule'" in capsys.readouterr().err
