@@ -8,6 +8,7 @@ reading of the size expressions (and, for the map obligations, through the inter
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 
 from sparsefold.spec.ir import ShapeOp
@@ -40,9 +41,32 @@ class IndexCounterexample:
         from sparsefold.verify.obligations import holds
         return holds(self._find(), self.values) is False
 
+    def detail(self) -> str:
+        """What goes wrong at these values, evaluated with the Python reading."""
+        from sparsefold.verify.obligations import failing_part, py_eval
+        if not self.obligation.startswith("order"):
+            return failing_part(self._find().goal, self.values)
+        im = self.node.index_map()
+        tag = self.obligation[len("order["):-1]
+        first, _, second = tag.partition("<")
+        p = next(x for x in im.pieces if str(x.operand) == first)
+        q = next(x for x in im.pieces if str(x.operand) == (second or first))
+
+        def image(piece, prefix, free):
+            env = dict(self.values) | {f"_i{d}": self.values.get(f"{prefix}{d}", 0)
+                                       for d in range(len(im.in_shapes[piece.operand]))}
+            return tuple(self.values.get(f"_f{free}{d}", "*") if f is None else py_eval(f, env)
+                         for d, f in enumerate(piece.forward))
+
+        def coords(prefix, piece):
+            return tuple(self.values.get(f"{prefix}{d}", 0)
+                         for d in range(len(im.in_shapes[piece.operand])))
+        return (f"forward{coords('_i', p)} = {image(p, '_i', 'a')} does not precede "
+                f"forward{coords('_j', q)} = {image(q, '_j', 'b')}")
+
     def __str__(self) -> str:
         return (f"{self.obligation} fails at sizes={show_values(self.values, sizes=True)} "
-                f"coords={show_values(self.values, sizes=False)}")
+                f"coords={show_values(self.values, sizes=False)}: {self.detail()}")
 
     def as_test(self, name: str | None = None) -> str:
         """A pytest function that fails while the entry is wrong: it checks the obligation
@@ -51,9 +75,11 @@ class IndexCounterexample:
         fname = name or f"test_{type(self.node).__name__.lower()}_{_ident(self.obligation)}"
         imports, lines = program_source(self.node, "node")
         body = "\n".join(f"    {line}" for line in imports + lines)
+        doc = textwrap.fill(f"Regression found by sparsefold.verify: {self}", 90,
+                            subsequent_indent="    ").replace('"' * 3, "'" * 3)
         return (
             f"def {fname}():\n"
-            f'    """Regression: {self} (found by sparsefold.verify)."""\n'
+            f'    """{doc}\n    """\n'
             f"    from sparsefold.verify.obligations import holds, obligations, properties\n"
             f"{body}\n"
             f"    ob = next(o for o in obligations(node) + properties(node)\n"

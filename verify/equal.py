@@ -36,7 +36,7 @@ import z3
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.ir import Node, show_shape
 from sparsefold.verify.encode import Encoder, RangeTerm, Trace
-from sparsefold.verify.obligations import holds, Obligation, py_eval
+from sparsefold.verify.obligations import Obligation, failing_part, holds
 from sparsefold.verify.programs import as_node, preconditions, size_parameters
 from sparsefold.verify.replay import Counterexample, find_counterexample
 from sparsefold.verify.results import PROVED, REFUTED, UNKNOWN, VACUOUS, Outcome, ProofResult
@@ -318,7 +318,7 @@ def _sized(ob: Obligation, lhs: Node, rhs: Node, rlimit: int) -> Outcome:
     def confirm(values):
         if holds(ob, values) is not False:
             return None
-        failing = f"{ob.name} fails: {_failing(ob.goal, values)}"
+        failing = f"{ob.name} fails: {failing_part(ob.goal, values)}"
         cx = find_counterexample(lhs, rhs, values, None, ob.name)
         if cx is None:  # the sizes are wrong but nothing observable differs (e.g. empty)
             cx = Counterexample(lhs, rhs, {k: v for k, v in values.items()
@@ -330,25 +330,6 @@ def _sized(ob: Obligation, lhs: Node, rhs: Node, rlimit: int) -> Outcome:
 
     d = decide(build, confirm=confirm, rlimit=rlimit)
     return Outcome(ob.name, d.status, d.method, d.seconds, d.bound, d.extra, d.note)
-
-
-def _failing(goal: sz.Expr, values) -> str:
-    """The first conjunct of ``goal`` that is false at ``values``, shown with its sides."""
-    parts = [goal]
-    while parts:
-        e = parts.pop(0)
-        if isinstance(e, sz.Op) and e.op == "and":
-            parts = list(e.args) + parts
-            continue
-        try:
-            if not py_eval(e, values):
-                if isinstance(e, sz.Op) and len(e.args) == 2:
-                    sides = [py_eval(a, values) for a in e.args]
-                    return f"{e} is false ({sides[0]} vs {sides[1]})"
-                return f"{e} is false"
-        except ZeroDivisionError:
-            return f"{e} divides by zero"
-    return str(goal)
 
 
 def smt2(lhs, rhs, *, when=None, obligation: str = "value", mode: str = "staged") -> str:

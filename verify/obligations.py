@@ -38,7 +38,8 @@ from sparsefold.spec import sizes as sz
 from sparsefold.spec.ir import ShapeOp
 from sparsefold.verify.z3_reading import division_sites, subterms
 
-__all__ = ["Obligation", "obligations", "properties", "holds", "py_eval", "WIDTHS"]
+__all__ = ["Obligation", "obligations", "properties", "holds", "py_eval", "failing_part",
+           "WIDTHS", "MAGNITUDE"]
 
 # Every intermediate value of every map has magnitude <= MAGNITUDE * (largest size + 1)
 # (the "magnitude" obligation), so indices of WIDTH bits are safe while every size is
@@ -233,3 +234,24 @@ def holds(ob: Obligation, env: dict[str, int]) -> bool | None:
         return bool(py_eval(ob.goal, env))
     except ZeroDivisionError:
         return False
+
+
+def failing_part(goal: sz.Expr, env: dict[str, int]) -> str:
+    """The first conjunct of ``goal`` that is false at ``env``, with its two sides' values:
+    ``J - 1 - k1 < J is false (1 vs 1)``."""
+    parts = [goal]
+    while parts:
+        e = parts.pop(0)
+        if isinstance(e, sz.Op) and e.op == "and":
+            parts = list(e.args) + parts
+            continue
+        try:
+            if not py_eval(e, env):
+                shown = str(e).replace("_k", "k").replace("_i", "i").replace("_j", "j")
+                if isinstance(e, sz.Op) and len(e.args) == 2 and e.op not in ("and", "or"):
+                    a, b = (py_eval(x, env) for x in e.args)
+                    return f"{shown} is false ({a} vs {b})"
+                return f"{shown} is false"
+        except ZeroDivisionError:
+            return f"{e} divides by zero"
+    return str(goal)
