@@ -54,7 +54,7 @@ def assumptions_of(lhs: Node, when: sz.Expr | None) -> list[sz.Expr]:
     out = [when] if when is not None else []
     out += preconditions(lhs)
     out += [sz.ge(e, 0) for _, e in size_parameters(lhs)]
-    return out
+    return [a for a in out if a != sz.TRUE]
 
 
 def _rhs_defined(rhs: Node) -> sz.Expr:
