@@ -20,10 +20,11 @@ from __future__ import annotations
 import dataclasses
 import functools
 
+import numpy as np
 import z3
 
 from sparsefold.spec import sizes as sz
-from sparsefold.spec.compute import Input, Literal, Map, Reduce
+from sparsefold.spec.compute import Input, Literal
 from sparsefold.spec.errors import SparsefoldError
 from sparsefold.spec.functions import ElementwiseFunction
 from sparsefold.spec.ir import Node
@@ -141,12 +142,7 @@ def _dtype_ok(r: Rule, b: _Binding) -> bool:
     dtypes = {n.dtype for n in b.inputs.values()}
     if len(dtypes) > 1:
         return False
-    return r.dtype != "int64" or dtypes <= {_int64()}
-
-
-def _int64():
-    import numpy as np
-    return np.dtype("int64")
+    return r.dtype != "int64" or dtypes <= {np.dtype("int64")}
 
 
 @functools.lru_cache(maxsize=None)
@@ -251,6 +247,3 @@ def rewrite(program, rules=None, *, max_steps: int = 1000, log: list | None = No
         from sparsefold.lazy import LazyArray
         return LazyArray(result, program.bindings)
     return result
-
-
-_ = (Map, Reduce)
