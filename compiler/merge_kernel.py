@@ -25,16 +25,16 @@ import numpy as np
 
 from sparsefold.compiler.assembly import Assembler
 from sparsefold.compiler.cnames import array_var, c_literal
-from sparsefold.compiler.order import prune_guards, stream_is_ordered
+from sparsefold.compiler.order import prune_guards, stream_is_ordered, stream_is_row_ordered
 from sparsefold.compiler.pointwise import Body, Pointwise, expr_c
-from sparsefold.compiler.stream_kernel import _conjuncts
+from sparsefold.compiler.stream_kernel import _conjuncts, row_loop_applies
 from sparsefold.compiler.streams import NotAStream, StreamPiece, is_locatable, stream_pieces
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Literal, Map
 from sparsefold.spec.formats import Format
 from sparsefold.spec.ir import Node
 
-__all__ = ["MergePlan", "merge_plan", "emit_merge"]
+__all__ = ["MergePlan", "merge_plan", "emit_merge", "emit_row_merge"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,7 @@ class MergePlan:
     positions: tuple[int, int]          # argument positions of the two sparse operands
     pieces: tuple[StreamPiece, StreamPiece]
     intersect: bool
+    rows: bool = False                  # output rows outermost (emit_row_merge)
 
 
 def _kinds(fmt: Format) -> tuple[str, ...]:
@@ -85,10 +86,15 @@ def merge_plan(program: Node, fmt: Format, *, union: bool = False) -> MergePlan 
         if len(ps) != 1 or not _flat(ps[0]):
             return None
         ps = prune_guards(ps)
-        if not stream_is_ordered(ps, fmt.mode_order):
-            return None
         pieces.append(ps[0])
-    return MergePlan(program, (sparse[0], sparse[1]), (pieces[0], pieces[1]), intersect)
+    pieces = tuple(pieces)
+    order = fmt.mode_order
+    if len(order) == 2 and row_loop_applies(pieces, order) and all(
+            stream_is_row_ordered((p,), order) for p in pieces):
+        return MergePlan(program, (sparse[0], sparse[1]), pieces, intersect, rows=True)
+    if not all(stream_is_ordered((p,), order) for p in pieces):
+        return None
+    return MergePlan(program, (sparse[0], sparse[1]), pieces, intersect)
 
 
 class _Cursor:
@@ -221,3 +227,99 @@ def emit_merge(body: Body, plan: MergePlan, fmt: Format, assembler: Assembler,
             emit({pa: ca.value(), pb: cb.value()}, ca.keys)
             ca.advance()
             cb.advance()
+
+
+def emit_row_merge(body: Body, plan: MergePlan, fmt: Format, out_shape, assembler: Assembler,
+                   located: Pointwise) -> None:
+    """The merge with output rows outermost: each operand's source row is found through its
+    backward map, then the two rows are walked with one finger each, comparing only the inner
+    coordinate. Used when both leaves have a full outer level that decides the output row."""
+    order = fmt.mode_order
+    row = f"_k{order[0]}"
+    r = body.declare("r", "int64_t")
+    assembler.row_driven = True
+    pa_, pb_ = plan.positions
+    node = plan.node
+    sides = []
+    for tag, piece in zip("ab", plan.pieces):
+        leaf = piece.leaf
+        a, b = leaf.format.mode_order
+        env = {f"_i{a}": body.declare(f"i{a}_{tag}", "int64_t"),
+               f"_i{b}": body.declare(f"i{b}_{tag}", "int64_t")}
+        guards = [g for g in _conjuncts(piece.guard)
+                  if not {s for s in sz.free_symbols(g) if s.startswith("_")} <= {f"_i{a}"}]
+        sides.append(dict(piece=piece, leaf=leaf, a=a, b=b, env=env, guards=guards,
+                          p=body.declare(f"p_{tag}", "int64_t"),
+                          e=body.declare(f"e_{tag}", "int64_t"),
+                          j=body.declare(f"j_{tag}", "int64_t")))
+    kind = "intersection" if plan.intersect else "union"
+    body.comment(f"row-driven merge ({kind}): per output row, one finger per operand row, "
+                 f"comparing inner coordinates (each row proved in order)")
+    with body.block(f"for {r} in range({expr_c(out_shape[order[0]], {})}):"):
+        for s in sides:
+            piece, leaf = s["piece"], s["leaf"]
+            row_guards = [g for g in _conjuncts(piece.out_guard) if row in sz.free_symbols(g)]
+            pos = array_var(leaf.name, "pos1")
+            body.line(f"{s['p']} = 0")
+            body.line(f"{s['e']} = 0")
+            cond = " and ".join(f"({expr_c(g, {row: r})})" for g in row_guards) or "True"
+            with body.block(f"if {cond}:"):
+                src = s["env"][f"_i{s['a']}"]
+                body.line(f"{src} = {expr_c(piece.backward[s['a']], {row: r})}")
+                body.line(f"{s['p']} = {pos}[{src}]")
+                body.line(f"{s['e']} = {pos}[{src} + 1]")
+        with body.block("while True:"):
+            for s in sides:  # move each finger to an entry its guards keep; read its key
+                crd = array_var(s["leaf"].name, "crd1")
+                with body.block(f"while {s['p']} < {s['e']}:"):
+                    inner = s["env"]["_i%d" % s["b"]]
+                    body.line(f"{inner} = {crd}[{s['p']}]")
+                    test = " and ".join(f"({expr_c(g, s['env'])})" for g in s["guards"])
+                    if test:
+                        body.line(f"if {test}: break")
+                        body.line(f"{s['p']} = {s['p']} + 1")
+                    else:
+                        body.line("break")
+                with body.block(f"if {s['p']} < {s['e']}:"):
+                    body.line(f"{s['j']} = {expr_c(s['piece'].coords[order[1]], s['env'])}")
+            A, B = sides
+
+            def emit(known, j):
+                coords = [None, None]
+                coords[order[0]], coords[order[1]] = r, j
+                v = located.map_with(node, known, tuple(coords))
+                assembler.emit(body, tuple(coords), v)
+
+            def val(s):
+                v = f"{array_var(s['leaf'].name, 'val')}[{s['p']}]"
+                for layer in s["piece"].layers:
+                    cs = tuple(expr_c(c, s["env"]) for c in layer.coords)
+                    v = located.map_with(layer.node, {layer.driver: v}, cs)
+                return v
+            has_a, has_b = f"{A['p']} < {A['e']}", f"{B['p']} < {B['e']}"
+            step_a, step_b = f"{A['p']} = {A['p']} + 1", f"{B['p']} = {B['p']} + 1"
+            if plan.intersect:
+                body.line(f"if not ({has_a} and {has_b}): break")
+                with body.block(f"if {A['j']} < {B['j']}:"):
+                    body.line(step_a)
+                with body.block(f"elif {B['j']} < {A['j']}:"):
+                    body.line(step_b)
+                with body.block("else:"):
+                    emit({pa_: val(A), pb_: val(B)}, A["j"])
+                    body.line(step_a)
+                    body.line(step_b)
+            else:
+                body.line(f"if not ({has_a} or {has_b}): break")
+                zero_a = c_literal(0, node.args[pa_].dtype)
+                zero_b = c_literal(0, node.args[pb_].dtype)
+                with body.block(f"if {has_a} and (not ({has_b}) or {A['j']} < {B['j']}):"):
+                    emit({pa_: val(A), pb_: zero_b}, A["j"])
+                    body.line(step_a)
+                with body.block(f"elif {has_b} and (not ({has_a}) or {B['j']} < {A['j']}):"):
+                    emit({pa_: zero_a, pb_: val(B)}, B["j"])
+                    body.line(step_b)
+                with body.block("else:"):
+                    emit({pa_: val(A), pb_: val(B)}, A["j"])
+                    body.line(step_a)
+                    body.line(step_b)
+        assembler.end_row(body, r)

@@ -29,7 +29,7 @@ from sparsefold.compiler import runtime
 from sparsefold.compiler.assembly import AppendOut, BufferOut, DenseOut
 from sparsefold.compiler.cnames import check_compilable_dtype
 from sparsefold.compiler.dense_kernel import dense_kernel_source, input_size_args
-from sparsefold.compiler.merge_kernel import emit_merge, merge_plan
+from sparsefold.compiler.merge_kernel import emit_merge, emit_row_merge, merge_plan
 from sparsefold.compiler.order import prune_guards, stream_is_ordered, stream_is_row_ordered
 from sparsefold.compiler.pointwise import Body, Pointwise
 from sparsefold.compiler.source import Arg, render_module
@@ -218,7 +218,9 @@ class Kernel:
         def coords_of(piece):
             return piece.coords
         located = Pointwise(body, dense_leaf)
-        if p.strategy == "merge":
+        if p.strategy == "merge" and p.merge.rows:
+            emit_row_merge(body, p.merge, self.fmt, program.shape, asm, located)
+        elif p.strategy == "merge":
             emit_merge(body, p.merge, self.fmt, asm, located)
         elif p.loop == "row":
             emit_rows(body, p.pieces, self.fmt.mode_order, program.shape, asm, located,

@@ -154,6 +154,9 @@ class Pointwise:
             return f"fabs({args[0]})"
         if name == "abs" and ins[0].kind == "b":
             return args[0]
+        if name == "abs":  # integers: Cython's abs() may go through Python objects
+            a = args[0]
+            return f"({a} if {a} >= 0 else -{a})"
         if node.fn.c_expr is None:
             raise IllFormedProgram(
                 f"not supported yet by the compiler: elementwise function {name!r} has no "

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: stream -> csr
-# sparsefold compiler 0.1.0; source hash 36a8e892fc46a9ae
+# sparsefold compiler 0.1.0; source hash 135b3c1cb7781543
 #
 # Program:
 #   %0 = input a0: float32[6, 4] csr
@@ -32,22 +32,19 @@ cdef void* _sf_address(object array, Py_ssize_t itemsize, bint writable) except?
 
 def run(object p_a0_pos1, object p_a0_crd1, object p_a0_val, object p_a1_pos1, object p_a1_crd1, object p_a1_val, object p_out_pos1, object p_out_crd1, object p_out_val):
     cdef int64_t cur
-    cdef bint done_a
-    cdef bint done_b
+    cdef int64_t e_a
+    cdef int64_t e_b
     cdef int64_t i0_a
     cdef int64_t i0_b
     cdef int64_t i1_a
     cdef int64_t i1_b
-    cdef int64_t key_a0
-    cdef int64_t key_a1
-    cdef int64_t key_b0
-    cdef int64_t key_b1
+    cdef int64_t j_a
+    cdef int64_t j_b
     cdef int64_t m
     cdef int64_t n
-    cdef int64_t q_a
-    cdef int64_t q_b
-    cdef int64_t row_a
-    cdef int64_t row_b
+    cdef int64_t p_a
+    cdef int64_t p_b
+    cdef int64_t r
     cdef float v_1
     cdef int32_t* a0_pos1 = <int32_t*>_sf_address(p_a0_pos1, sizeof(int32_t), 0)
     cdef int32_t* a0_crd1 = <int32_t*>_sf_address(p_a0_crd1, sizeof(int32_t), 0)
@@ -63,116 +60,42 @@ def run(object p_a0_pos1, object p_a0_crd1, object p_a0_val, object p_a1_pos1, o
         m = 0
         cur = 0
         out_pos1[0] = 0
-        # merge (intersection) of a0 and a1: two cursors walking their leaves in output storage order (proved)
-        done_a = 0
-        row_a = 0
-        q_a = a0_pos1[0] - 1
-        q_a = q_a + 1
-        while True:
-            while row_a < 6 and q_a >= a0_pos1[row_a + 1]:
-                row_a = row_a + 1
-            if row_a >= 6:
-                done_a = 1
-                break
-            i0_a = row_a
-            if not (((i0_a % 2) == 0)):
-                q_a = a0_pos1[row_a + 1]
-                continue
-            if not (((i0_a // 2) < 2)):
-                q_a = a0_pos1[row_a + 1]
-                continue
-            i1_a = a0_crd1[q_a]
-            key_a0 = (i0_a // 2)
-            key_a1 = i1_a
-            break
-        done_b = 0
-        row_b = 0
-        q_b = a1_pos1[0] - 1
-        q_b = q_b + 1
-        while True:
-            while row_b < 2 and q_b >= a1_pos1[row_b + 1]:
-                row_b = row_b + 1
-            if row_b >= 2:
-                done_b = 1
-                break
-            i0_b = row_b
-            i1_b = a1_crd1[q_b]
-            key_b0 = i0_b
-            key_b1 = i1_b
-            break
-        while not done_a and not done_b:
-            if (key_a0 < key_b0 or (key_a0 == key_b0 and key_a1 < key_b1)):
-                q_a = q_a + 1
-                while True:
-                    while row_a < 6 and q_a >= a0_pos1[row_a + 1]:
-                        row_a = row_a + 1
-                    if row_a >= 6:
-                        done_a = 1
-                        break
-                    i0_a = row_a
-                    if not (((i0_a % 2) == 0)):
-                        q_a = a0_pos1[row_a + 1]
-                        continue
-                    if not (((i0_a // 2) < 2)):
-                        q_a = a0_pos1[row_a + 1]
-                        continue
-                    i1_a = a0_crd1[q_a]
-                    key_a0 = (i0_a // 2)
-                    key_a1 = i1_a
+        # row-driven merge (intersection): per output row, one finger per operand row, comparing inner coordinates (each row proved in order)
+        for r in range(2):
+            p_a = 0
+            e_a = 0
+            if True:
+                i0_a = (r * 2)
+                p_a = a0_pos1[i0_a]
+                e_a = a0_pos1[i0_a + 1]
+            p_b = 0
+            e_b = 0
+            if True:
+                i0_b = r
+                p_b = a1_pos1[i0_b]
+                e_b = a1_pos1[i0_b + 1]
+            while True:
+                while p_a < e_a:
+                    i1_a = a0_crd1[p_a]
                     break
-            elif (key_b0 < key_a0 or (key_b0 == key_a0 and key_b1 < key_a1)):
-                q_b = q_b + 1
-                while True:
-                    while row_b < 2 and q_b >= a1_pos1[row_b + 1]:
-                        row_b = row_b + 1
-                    if row_b >= 2:
-                        done_b = 1
-                        break
-                    i0_b = row_b
-                    i1_b = a1_crd1[q_b]
-                    key_b0 = i0_b
-                    key_b1 = i1_b
+                if p_a < e_a:
+                    j_a = i1_a
+                while p_b < e_b:
+                    i1_b = a1_crd1[p_b]
                     break
-            else:
-                v_1 = (<float>(((<float>(a0_val[q_a])) * (<float>(a1_val[q_b])))))
-                while cur < key_a0:
-                    cur = cur + 1
-                    out_pos1[cur] = <int32_t>n
-                out_crd1[n] = <int32_t>key_a1
-                out_val[n] = (<float>(v_1))
-                n = n + 1
-                q_a = q_a + 1
-                while True:
-                    while row_a < 6 and q_a >= a0_pos1[row_a + 1]:
-                        row_a = row_a + 1
-                    if row_a >= 6:
-                        done_a = 1
-                        break
-                    i0_a = row_a
-                    if not (((i0_a % 2) == 0)):
-                        q_a = a0_pos1[row_a + 1]
-                        continue
-                    if not (((i0_a // 2) < 2)):
-                        q_a = a0_pos1[row_a + 1]
-                        continue
-                    i1_a = a0_crd1[q_a]
-                    key_a0 = (i0_a // 2)
-                    key_a1 = i1_a
-                    break
-                q_b = q_b + 1
-                while True:
-                    while row_b < 2 and q_b >= a1_pos1[row_b + 1]:
-                        row_b = row_b + 1
-                    if row_b >= 2:
-                        done_b = 1
-                        break
-                    i0_b = row_b
-                    i1_b = a1_crd1[q_b]
-                    key_b0 = i0_b
-                    key_b1 = i1_b
-                    break
-        # rows after the last entry are empty
-        while cur < 2:
-            cur = cur + 1
-            out_pos1[cur] = <int32_t>n
+                if p_b < e_b:
+                    j_b = i1_b
+                if not (p_a < e_a and p_b < e_b): break
+                if j_a < j_b:
+                    p_a = p_a + 1
+                elif j_b < j_a:
+                    p_b = p_b + 1
+                else:
+                    v_1 = (<float>(((<float>(a0_val[p_a])) * (<float>(a1_val[p_b])))))
+                    out_crd1[n] = <int32_t>j_a
+                    out_val[n] = (<float>(v_1))
+                    n = n + 1
+                    p_a = p_a + 1
+                    p_b = p_b + 1
+            out_pos1[r + 1] = <int32_t>n
     return (n, m)
