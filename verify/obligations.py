@@ -17,8 +17,9 @@ entry's ``requires``:
                             on the coordinates ``forward_p`` determines
 ``disjoint``                no output coordinate is claimed by two pieces
 ``cover``                   without a fill value, every output coordinate is claimed
-``int64`` / ``int32``       with every size ≤ 2^62 (2^30), every intermediate value of every map
-                            lies in int64 (int32): kernels may use fixed-width indices
+``magnitude``               with every size ≤ M, every intermediate value of every map has
+                            magnitude ≤ M + 8: int32 (int64) indices are safe while every
+                            size is ≤ 2^31 - 9 (2^63 - 9) — see :data:`WIDTHS`
 =========================  =================================================================
 
 Properties (answers, not requirements): ``order[p]`` — ``forward_p`` is strictly increasing
@@ -39,13 +40,13 @@ from sparsefold.spec.ir import ShapeOp
 from sparsefold.verify.z3_reading import division_sites, subterms
 
 __all__ = ["Obligation", "obligations", "properties", "holds", "py_eval", "failing_part",
-           "WIDTHS", "MAGNITUDE"]
+           "WIDTHS", "SLACK"]
 
-# Every intermediate value of every map has magnitude <= MAGNITUDE * (largest size + 1)
-# (the "magnitude" obligation), so indices of WIDTH bits are safe while every size is
-# below WIDTHS[width].
-MAGNITUDE = 4
-WIDTHS = {"int32": 2 ** 31 // MAGNITUDE - 1, "int64": 2 ** 63 // MAGNITUDE - 1}
+# Every intermediate value of every map has magnitude <= (largest size) + SLACK (the
+# "magnitude" obligation), so indices of a width are safe while every size is at most
+# WIDTHS[width] (a slice's count adds step - 1 before dividing, hence the slack).
+SLACK = 8
+WIDTHS = {"int32": 2 ** 31 - 1 - SLACK, "int64": 2 ** 63 - 1 - SLACK}
 
 
 @dataclass(frozen=True)
@@ -159,11 +160,11 @@ def _width_obligations(im, req) -> list[Obligation]:
     sizes = sorted({s for e in K + tuple(n for S in im.in_shapes for n in S) + (req,)
                     for s in sz.free_symbols(e) if not s.startswith("_")})
     # one width-generic obligation: with every size <= M, every intermediate value has
-    # magnitude <= MAGNITUDE * M + MAGNITUDE; int32/int64 safety follow for M below WIDTHS
+    # magnitude <= M + SLACK; int32/int64 safety follow for M up to WIDTHS
     m = sz.Sym("_M")
     caps = [sz.le(sz.Sym(s), m) for s in sizes]
     caps += [sz.le(n, m) for n in K + tuple(n for S in im.in_shapes for n in S)]
-    limit = sz.add(sz.mul(MAGNITUDE, m), MAGNITUDE)
+    limit = sz.add(m, SLACK)
     goal = sz.and_(*(_implies(path, sz.and_(sz.le(sz.sub(0, limit), t), sz.le(t, limit)))
                      for path, t in terms))
     return [Obligation("magnitude", (req, *caps), goal)]
