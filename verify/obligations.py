@@ -57,6 +57,8 @@ class Obligation:
     assumptions: tuple[sz.Expr, ...]
     goal: sz.Expr
     kind: str = "obligation"   # or "property"
+    note: str = ""
+    fallback: Obligation | None = None  # a weaker form, tried when this one is refuted
 
 
 def _implies(a, b) -> sz.Expr:
@@ -160,14 +162,22 @@ def _width_obligations(im, req) -> list[Obligation]:
     sizes = sorted({s for e in K + tuple(n for S in im.in_shapes for n in S) + (req,)
                     for s in sz.free_symbols(e) if not s.startswith("_")})
     # one width-generic obligation: with every size <= M, every intermediate value has
-    # magnitude <= M + SLACK; int32/int64 safety follow for M up to WIDTHS
+    # magnitude <= M + SLACK (int32/int64 safety follow for M up to WIDTHS); an operator
+    # that needs more room (a user's roll computes k + n) falls back to 2M, then 4M
     m = sz.Sym("_M")
     caps = [sz.le(sz.Sym(s), m) for s in sizes]
     caps += [sz.le(n, m) for n in K + tuple(n for S in im.in_shapes for n in S)]
-    limit = sz.add(m, SLACK)
-    goal = sz.and_(*(_implies(path, sz.and_(sz.le(sz.sub(0, limit), t), sz.le(t, limit)))
-                     for path, t in terms))
-    return [Obligation("magnitude", (req, *caps), goal)]
+    out = None
+    for factor in (4, 2, 1):
+        limit = sz.add(sz.mul(factor, m), SLACK)
+        goal = sz.and_(*(_implies(path, sz.and_(sz.le(sz.sub(0, limit), t), sz.le(t, limit)))
+                         for path, t in terms))
+        bound = f"{factor}*M + {SLACK}" if factor > 1 else f"M + {SLACK}"
+        note = "" if factor == 1 else (
+            f"only |intermediate| <= {bound}: int32 indices need sizes <= "
+            f"{(2 ** 31 - 1 - SLACK) // factor}")
+        out = Obligation("magnitude", (req, *caps), goal, note=note, fallback=out)
+    return [out]
 
 
 def properties(node: ShapeOp) -> list[Obligation]:

@@ -186,6 +186,11 @@ def _decide(node: ShapeOp, ob: Obligation) -> Outcome:
         return None
 
     d = decide(build, confirm=confirm)
+    if d.status == REFUTED and ob.fallback is not None:
+        weaker = _decide(node, ob.fallback)
+        if weaker.status == PROVED:
+            return Outcome(ob.name, PROVED, weaker.method, d.seconds + weaker.seconds,
+                           note=ob.fallback.note)
     return Outcome(ob.name, d.status, d.method, d.seconds, d.bound, d.extra, d.note)
 
 

@@ -166,6 +166,9 @@ def test_flip_roll_and_diagonal_are_proved():
     report = prove_operator([Roll(_sym(("N0",)), sz.Sym("S"), 0),
                              Roll(_sym(("N0", "N1")), sz.Sym("S"), 1)])
     assert report.status == PROVED
+    # roll computes k + n before the remainder: only the weaker index bound holds
+    notes = {o.note for o in report.obligations if o.name == "magnitude"}
+    assert notes == {"only |intermediate| <= 2*M + 8: int32 indices need sizes <= 1073741819"}
     assert prove_operator(Diagonal(_sym(("N", "N")))).status == PROVED
 
 
