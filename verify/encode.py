@@ -92,7 +92,7 @@ class Encoder:
         self._consts: dict[str, z3.ArithRef] = {}
         self.ranges: list[RangeTerm] = []
         self.trace = Trace()
-        self._memo: dict[tuple, z3.ArithRef] = {}
+        self._memo: dict[tuple, tuple] = {}
 
     # --- entry point ---------------------------------------------------------------------
     def encode(self, node: Node, coords: tuple, trace: Trace | None = None) -> z3.ArithRef:
@@ -107,9 +107,11 @@ class Encoder:
 
     # --- one method per node kind ----------------------------------------------------------
     def _value(self, node: Node, coords: tuple, pc) -> z3.ArithRef:
-        key = (id(node), tuple(c.get_id() for c in coords), pc.get_id(), id(self.trace))
+        # the node itself (not its id) is the key: broadcasts are built on the fly, and a
+        # freed temporary's id could come back for a different node
+        key = (node, tuple(c.get_id() for c in coords), pc.get_id(), id(self.trace))
         if key in self._memo:
-            return self._memo[key]
+            return self._memo[key][-1]
         if isinstance(node, Input):
             v = self._input(node, coords, pc)
         elif isinstance(node, Literal):
@@ -122,7 +124,7 @@ class Encoder:
             v = self._reduce(node, coords, pc)
         else:
             v = self._opaque_value(node, coords, f"no encoding for {type(node).__name__}")
-        self._memo[key] = v
+        self._memo[key] = (coords, pc, v)  # holding the terms keeps their ids unique
         return v
 
     def _input(self, node: Input, coords, pc):
