@@ -41,6 +41,42 @@ class IndexCounterexample:
         from sparsefold.verify.obligations import holds
         return holds(self._find(), self.values) is False
 
+    def interpret(self) -> str | None:
+        """Run the operator through the reference interpreter at these sizes, on distinct
+        values, and compare with what the forward maps claim (``out[forward(i)]`` must be
+        ``operand[i]``). A description of the first disagreement or failure, else None."""
+        import numpy as np
+
+        from sparsefold.interp import evaluate
+        from sparsefold.spec.errors import SparsefoldError
+        from sparsefold.verify.obligations import py_eval
+        from sparsefold.verify.programs import substitute_program
+        sizes = {k: v for k, v in self.values.items() if not k.startswith("_")}
+        try:
+            node = substitute_program(self.node, sizes)
+            data = {}
+            for n, o in enumerate(node.operands()):
+                shape = tuple(int(py_eval(s, {})) for s in o.shape)
+                data[o.name] = (np.arange(int(np.prod(shape)), dtype=np.float64)
+                                + 100 * (n + 1)).reshape(shape)
+            out = evaluate(node, data)
+        except (SparsefoldError, IndexError) as exc:
+            return f"the interpreter fails: {exc}"
+        im = node.index_map()
+        for p in im.pieces:
+            src = data[node.operands()[p.operand].name]
+            for i in np.ndindex(src.shape):
+                env = {f"_i{d}": c for d, c in enumerate(i)}
+                if not py_eval(p.forward_guard, env):
+                    continue
+                k = tuple(0 if f is None else py_eval(f, env) for f in p.forward)
+                if not all(0 <= c < n for c, n in zip(k, out.shape)):
+                    return f"forward{i} = {k} is outside the output {out.shape}"
+                if out[k] != src[i]:
+                    return (f"the interpreter puts {out[k].item()!r} at forward{i} = {k}, but "
+                            f"the operand holds {src[i].item()!r} at {i}")
+        return None
+
     def detail(self) -> str:
         """What goes wrong at these values, evaluated with the Python reading."""
         from sparsefold.verify.obligations import failing_part, py_eval

@@ -267,6 +267,7 @@ def test_an_off_by_one_concat_is_refuted_with_a_counterexample_that_replays():
     cx = report.counterexample
     assert cx.replay()
     assert "fails at sizes={" in str(cx) and "coords={" in str(cx)
+    assert cx.interpret() is not None  # the interpreter disagrees with the maps, or fails
     # the regression test it prints fails on the wrong entry
     namespace = {"ConcatOffByOne": ConcatOffByOne}
     code = re.sub(r"\n\s*from \S+ import ConcatOffByOne", "", cx.as_test("test_regression"))

@@ -189,6 +189,8 @@ def test_a_wrong_roll_is_refuted_with_a_counterexample_that_replays():
     cx = report.counterexample
     assert cx.replay()
     assert cx.values["N0"] >= 3 or cx.values["S"] not in (0, cx.values["N0"])
+    # through the interpreter: the data does not land where the forward map says
+    assert cx.interpret().startswith("the interpreter puts")
     # NumPy agrees that the wrong roll is wrong at those sizes
     n, s = cx.values["N0"], cx.values["S"]
     data = np.arange(n, dtype=np.float64)
