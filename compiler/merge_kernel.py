@@ -58,7 +58,7 @@ def _flat(piece: StreamPiece) -> bool:
 
 def merge_plan(program: Node, fmt: Format, *, union: bool = False) -> MergePlan | None:
     """A merge plan for ``program`` (a map of two sparse operands), or None."""
-    if not isinstance(program, Map) or fmt.is_dense and False:
+    if not isinstance(program, Map):
         return None
     sparse = [d for d, a in enumerate(program.args) if not is_locatable(a)]
     if len(sparse) != 2:

@@ -119,7 +119,8 @@ def plan(program: Node, fmt: Format, *, union: bool = False) -> Plan:
         if merge.intersect and floats and any(p.layers for p in merge.pieces):
             return plan(program, fmt, union=True)  # can't check finiteness after the layers
         finite = tuple(floats) if merge.intersect else ()
-        return Plan("merge", "append", merge.pieces, finite, merge=merge)
+        return Plan("merge", "dense" if fmt.is_dense else "append", merge.pieces, finite,
+                    merge=merge)
     total, chain = _reduce_below(program)
     try:
         pieces = _accumulated(total, chain) if total else stream_pieces(program)

@@ -99,6 +99,10 @@ def sparse_levels(value: Any, leaf: Input, name: str) -> dict[str, np.ndarray]:
                   for lv in leaf.format.levels)
     if is_scipy_sparse(value):
         fmt = value.format
+        if kinds == ("full", "pos") and fmt not in ("csr", "csc", "coo") and value.ndim == 2:
+            # bsr, dia, lil, dok: converted to the compressed format the input was traced as
+            value = value.tocsr() if leaf.format.mode_order == (0, 1) else value.tocsc()
+            fmt = value.format
         if kinds == ("full", "pos") and fmt in ("csr", "csc") and value.ndim == 2:
             if (fmt == "csr") != (leaf.format.mode_order == (0, 1)):
                 value = value.tocsr() if leaf.format.mode_order == (0, 1) else value.tocsc()
@@ -190,11 +194,41 @@ def _coo(coords, data, name, leaf, shape, scipy_obj):
     return out
 
 
+def validate_storage(value: Any, name: str) -> None:
+    """The memory-safety checks of a sparse array's own storage, before any library code
+    (``toarray``) walks it: scipy and pydata trust their index arrays."""
+    shape = tuple(int(n) for n in value.shape)
+    if is_scipy_sparse(value) and value.format in ("csr", "csc") and value.ndim == 2:
+        outer, inner = shape if value.format == "csr" else shape[::-1]
+        _check_compressed(name, _index_array(value.indptr, f"{name}.indptr"),
+                          _index_array(value.indices, f"{name}.indices"), outer, inner)
+        _values(value.data, int(value.indptr[-1]), value.dtype, f"{name}.data")
+    elif is_scipy_sparse(value) and value.format == "csr":  # 1-d sparse vector
+        _check_compressed(name, _index_array(value.indptr, f"{name}.indptr"),
+                          _index_array(value.indices, f"{name}.indices"), 1, shape[0])
+    elif (is_scipy_sparse(value) and value.format == "coo") or (
+            is_pydata_sparse(value) and type(value).__name__ == "COO"):
+        coords = list(value.coords)
+        if len(coords) != len(shape):
+            raise InvalidData(f"{name}: expected {len(shape)} coordinate arrays")
+        for d, c in enumerate(coords):
+            c = _index_array(c, f"{name}.coords[{d}]")
+            if c.shape[0] != np.asarray(value.data).shape[0]:
+                raise InvalidData(f"{name}: coords[{d}] and data differ in length")
+            _check_range(name, f"coords[{d}]", c, shape[d])
+    elif is_pydata_sparse(value) and type(value).__name__ == "GCXS" and value.ndim == 2:
+        outer, inner = shape if tuple(value.compressed_axes) == (0,) else shape[::-1]
+        _check_compressed(name, _index_array(value.indptr, f"{name}.indptr"),
+                          _index_array(value.indices, f"{name}.indices"), outer, inner)
+
+
 def dense_operand(value: Any, dtype: np.dtype, name: str) -> np.ndarray:
     """A dense array (sparse inputs are densified: an explicit fallback)."""
     if is_scipy_sparse(value):
+        validate_storage(value, name)
         arr = value.toarray()
     elif is_pydata_sparse(value):
+        validate_storage(value, name)
         arr = value.todense()
     else:
         arr = np.asarray(value)
