@@ -391,7 +391,7 @@ def test_wrong_index_dtype_and_value_dtype():
 def test_mismatched_sizes_raise():
     """Arrays whose sizes disagree with a traced signature are rejected, not misread."""
     f = sf.jit(lambda a, b: a * b, out="csr")
-    with pytest.raises(sf.IllFormedProgram):
+    with pytest.raises(sf.IllFormedProgram, match="cannot be broadcast"):
         f(make_input((4, 6), "csr"), make_input((4, 5), "csr"))
 
 
