@@ -23,34 +23,21 @@ import z3
 
 from sparsefold.compiler.streams import StreamPiece
 from sparsefold.spec import sizes as sz
+from sparsefold.verify.z3_reading import Z3_TABLE, as_int
 
 __all__ = ["stream_is_ordered", "stream_is_row_ordered", "prune_guards", "RLIMIT"]
 
 RLIMIT = 2_000_000  # deterministic resource limit per query (not a wall-clock timeout)
 
-# The Z3 reading of index expressions, from the NumPy table by explicit overrides (non-negative
-# operands and divisors >= 1 are where floor division and Z3's Euclidean div agree).
-_Z3 = {
-    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
-    "floordiv": lambda a, b: a / b, "mod": lambda a, b: a % b,
-    "min": lambda a, b: z3.If(a <= b, a, b), "max": lambda a, b: z3.If(a >= b, a, b),
-    "lt": lambda a, b: z3.If(a < b, 1, 0), "le": lambda a, b: z3.If(a <= b, 1, 0),
-    "eq": lambda a, b: z3.If(a == b, 1, 0), "ne": lambda a, b: z3.If(a != b, 1, 0),
-    "gt": lambda a, b: z3.If(a > b, 1, 0), "ge": lambda a, b: z3.If(a >= b, 1, 0),
-    "and": lambda a, b: z3.If(z3.And(a != 0, b != 0), 1, 0),
-    "or": lambda a, b: z3.If(z3.Or(a != 0, b != 0), 1, 0),
-    "not": lambda a: z3.If(a == 0, 1, 0), "select": lambda c, a, b: z3.If(c != 0, a, b),
-}
-
-
 def _term(e: sz.Expr, env: dict[str, z3.ArithRef]):
+    """An integer Z3 term, through verify's Z3 reading of the size table."""
     def leaf(x):
         if isinstance(x, sz.Const):
             return z3.IntVal(x.value)
         if x.name not in env:
             env[x.name] = z3.Int(x.name)
         return env[x.name]
-    return sz.read(e, _Z3, leaf)
+    return as_int(sz.read(e, Z3_TABLE, leaf))
 
 
 def _lex_lt(a, b):

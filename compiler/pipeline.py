@@ -2,7 +2,7 @@
 
     program ─ optimize ─► plan ─► lower + emit (Cython text) ─► build (cached) ─► call
 
-* **optimize** — proved rewrite rules (``sparsefold.verify``), when that layer is present.
+* **optimize** — rewrite rules whose Z3 proofs succeeded (``sparsefold.verify.rewrite``).
 * **plan** — the program as streams of stored entries (``streams.py``) when its result is
   sparse; output assembly chosen from a *proof* that the stream is in the output's order
   (``order.py``): append-only when proved, sort fallback otherwise. Programs that are not
@@ -38,12 +38,12 @@ from sparsefold.compiler.stream_kernel import dense_leaf, dense_leaf_args, emit_
 from sparsefold.compiler.streams import NotAStream, finite_checks, stream_pieces
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input, Reduce
-from sparsefold.spec.errors import IllFormedProgram, InvalidData
+from sparsefold.spec.errors import IllFormedProgram, InternalError, InvalidData
 from sparsefold.spec.formats import Format, named_format
 from sparsefold.spec.ir import Node, ShapeOp
 from sparsefold.spec.printer import show_program, topological
 
-__all__ = ["Plan", "plan", "Kernel", "OUT_FORMATS"]
+__all__ = ["Plan", "plan", "optimize", "Kernel", "OUT_FORMATS"]
 
 OUT_FORMATS = ("dense", "csr", "csc", "coo", "dcsr")
 _INT32_MAX = 2**31 - 1
@@ -77,6 +77,17 @@ def out_format(name: str, ndim: int) -> Format:
     if name == "dcsr" and ndim == 1:
         return named_format("csr", 1)
     return named_format(name, ndim)
+
+
+def optimize(program: Node) -> Node:
+    """Pass 1: rewrite with the rules whose proofs succeeded (``verify.rewrite``; proofs are
+    cached per process). The result has the same shape, dtype and inputs."""
+    from sparsefold.verify import rewrite
+    out = rewrite(program)
+    if out.shape != program.shape or out.dtype != program.dtype:
+        raise InternalError(f"optimize changed {program.dtype}{program.shape} into "
+                            f"{out.dtype}{out.shape}")
+    return out
 
 
 def _reduce_below(program: Node) -> tuple[Reduce | None, list[ShapeOp]]:
@@ -166,6 +177,8 @@ class Kernel:
     fmt: Format = field(init=False)
 
     def __post_init__(self):
+        self.source_program = self.program
+        self.program = optimize(self.program)
         for n in topological(self.program):
             check_compilable_dtype(n.dtype, f"{type(n).__name__} {n.dtype}")
         self.fmt = out_format(self.out_name, self.program.ndim)
