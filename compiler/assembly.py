@@ -25,12 +25,17 @@ from sparsefold.spec import sizes as sz
 from sparsefold.spec.errors import IllFormedProgram
 from sparsefold.spec.formats import Format
 
-__all__ = ["Assembler", "DenseOut", "AppendOut", "BufferOut"]
+__all__ = ["Assembler", "DenseOut", "AppendOut", "BufferOut", "ScatterOut"]
 
 
 class Assembler:
     note = ""
     returns = "0"
+    passes = 1
+    needs_value = True
+
+    def begin_pass(self, body: Body, pass_no: int) -> None:
+        """Called before each pass over the stream (two-pass assemblers switch mode)."""
 
     def args(self) -> list[Arg]: return []
     def prologue(self, body: Body) -> None: pass
@@ -191,3 +196,63 @@ class BufferOut(AppendOut):
 
     def epilogue(self, body):
         pass
+
+
+class ScatterOut(Assembler):
+    """Count-and-scatter into a format with a full outer level and one more level (CSR, CSC,
+    2-d COO): pass 1 counts entries per outer coordinate, prefix sums make ``pos``, pass 2
+    places each entry at its row's next free slot. Placement is stable, so it yields storage
+    order whenever entries arrive in order *within* each outer coordinate — which is what was
+    proved for this stream (e.g. concat along an inner axis of COO inputs)."""
+
+    passes = 2
+
+    def __init__(self, fmt: Format, shape, dtype, index_dtype: str):
+        self.fmt, self.shape, self.dtype, self.ix = fmt, shape, dtype, index_ctype(index_dtype)
+        self.coo = not fmt.levels[0].full
+        self.rows = expr_c(shape[fmt.mode_order[0]], {})
+        self.note = (f"Output: {fmt} by count-and-scatter over the outer coordinate (FALLBACK "
+                     f"for a stream not in storage order; within each outer coordinate its "
+                     f"order is proved, so the stable placement needs no sort)")
+        self.returns = "(n, m)"
+
+    def args(self):
+        out = [Arg("p_out_pos1", "ptr", ("out", "pos1"), self.ix),
+               Arg("p_out_nxt", "ptr", ("out", "nxt"), "int64_t")]
+        if self.coo:
+            out.append(Arg("p_out_crd0", "ptr", ("out", "crd0"), self.ix))
+        out.append(Arg("p_out_crd1", "ptr", ("out", "crd1"), self.ix))
+        return out + [Arg("p_out_val", "ptr", ("out", "val"), storage_ctype(self.dtype))]
+
+    def prologue(self, body):
+        for v in ("n", "m", "cur", "slot"):
+            body.declare(v, "int64_t")
+        body.line("n = 0")
+        body.line("m = 0")
+        with body.block(f"for cur in range({self.rows} + 1):"):
+            body.line("out_pos1[cur] = 0")
+
+    def begin_pass(self, body, pass_no):
+        self.mode = pass_no
+        self.needs_value = pass_no == 1
+        if pass_no == 1:
+            body.comment("prefix sums: out_pos1[r] is where row r starts; out_nxt its next slot")
+            with body.block(f"for cur in range({self.rows}):"):
+                body.line("out_pos1[cur + 1] = out_pos1[cur + 1] + out_pos1[cur]")
+                body.line("out_nxt[cur] = out_pos1[cur]")
+            body.line(f"n = out_pos1[{self.rows}]")
+            body.comment("pass 2: place every entry at its row's next slot (stable)")
+        else:
+            body.comment("pass 1: count the entries of every output row")
+
+    def emit(self, body, coords, value):
+        s = [coords[m] for m in self.fmt.mode_order]
+        if self.mode == 0:
+            body.line(f"out_pos1[{s[0]} + 1] = out_pos1[{s[0]} + 1] + 1")
+            return
+        body.line(f"slot = out_nxt[{s[0]}]")
+        body.line(f"out_nxt[{s[0]}] = slot + 1")
+        if self.coo:
+            body.line(f"out_crd0[slot] = <{self.ix}>{s[0]}")
+        body.line(f"out_crd1[slot] = <{self.ix}>{s[1]}")
+        body.line(f"out_val[slot] = {as_type(value, self.dtype)}")

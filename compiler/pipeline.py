@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from sparsefold.compiler import runtime
-from sparsefold.compiler.assembly import AppendOut, BufferOut, DenseOut
+from sparsefold.compiler.assembly import AppendOut, BufferOut, DenseOut, ScatterOut
 from sparsefold.compiler.cnames import check_compilable_dtype
 from sparsefold.compiler.dense_kernel import dense_kernel_source, input_size_args
 from sparsefold.compiler.merge_kernel import emit_merge, emit_row_merge, merge_plan
@@ -151,6 +151,9 @@ def plan(program: Node, fmt: Format, *, union: bool = False) -> Plan:
         return Plan("stream", "append", pieces, finite, loop="row")
     if stream_is_ordered(pieces, order):
         return Plan("stream", "append", pieces, finite)
+    if len(order) == 2 and fmt.levels[0].full or _kinds(fmt) == ("pos", "one"):
+        if stream_is_row_ordered(pieces, order):
+            return Plan("stream", "scatter", pieces, finite)
     if len(order) > 1 and stream_is_row_ordered(pieces, order):
         return Plan("stream", "bucket", pieces, finite)
     return Plan("stream", "sort", pieces, finite)
@@ -224,13 +227,13 @@ class Kernel:
                            monoid=self.reduction.monoid if p.assembly == "accumulate" else None)
         elif p.assembly == "append":
             asm = AppendOut(self.fmt, program.shape, program.dtype, out_index)
+        elif p.assembly == "scatter":
+            asm = ScatterOut(self.fmt, program.shape, program.dtype, out_index)
         else:
             asm = BufferOut(self.fmt, program.shape, program.dtype, out_index,
                             bucket=p.assembly == "bucket")
         args += asm.args()
         asm.prologue(body)
-        def coords_of(piece):
-            return piece.coords
         located = Pointwise(body, dense_leaf)
         if p.strategy == "merge" and p.merge.rows:
             emit_row_merge(body, p.merge, self.fmt, program.shape, asm, located)
@@ -240,7 +243,7 @@ class Kernel:
             emit_rows(body, p.pieces, self.fmt.mode_order, program.shape, asm, located,
                       index_dtypes)
         else:
-            emit_pieces(body, p.pieces, coords_of, asm, located)
+            emit_pieces(body, p.pieces, asm, located)
         asm.epilogue(body)
         notes = [f"Strategy: stream ({len(p.pieces)} piece(s)); {asm.note}."]
         if p.finite:
@@ -342,6 +345,13 @@ class Kernel:
             return {"val": np.zeros(shape, dtype=dt)}
         ix = np.dtype(out_index)
         out = {"val": np.empty(capacity, dtype=dt)}
+        if a == "scatter":
+            rows = shape[self.fmt.mode_order[0]]
+            out.update(pos1=np.empty(rows + 1, dtype=ix), nxt=np.empty(rows, dtype=np.int64),
+                       crd1=np.empty(capacity, dtype=ix))
+            if not self.fmt.levels[0].full:
+                out["crd0"] = np.empty(capacity, dtype=ix)
+            return out
         if a in ("sort", "bucket"):
             for d in range(len(shape)):
                 out[f"crd{d}"] = np.empty(capacity, dtype=ix)
@@ -395,6 +405,10 @@ class Kernel:
             val = val[order]
             crds = [c[order] for c in crds]
             arrays = _compress(crds, self.fmt, shape, out_index)
+        elif a == "scatter":
+            arrays = {"pos1": outputs["pos1"], "crd1": outputs["crd1"][:n]}
+            if "crd0" in outputs:
+                arrays = {"crd0": outputs["crd0"][:n], "crd1": outputs["crd1"][:n]}
         else:
             arrays = {k: v for k, v in outputs.items() if k != "val"}
             if _kinds(self.fmt) == ("pos", "pos"):

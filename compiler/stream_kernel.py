@@ -102,31 +102,35 @@ def _sizes(e: sz.Expr) -> set[str]:
     return {s for s in sz.free_symbols(e) if not s.startswith("_")}
 
 
-def emit_pieces(body: Body, pieces: tuple[StreamPiece, ...], out_coords_of, assembler: Assembler,
+def emit_pieces(body: Body, pieces: tuple[StreamPiece, ...], assembler: Assembler,
                 located: Pointwise) -> None:
-    """Emit one loop nest per piece, in order. ``out_coords_of(piece)`` gives the output
-    coordinates to assemble (the piece's coordinates, minus reduced axes at a reduction)."""
-    for n, piece in enumerate(pieces):
-        body.comment(f"piece {n}: entries of {piece.leaf.name} ({piece.leaf.format}) in storage "
-                     f"order -> output coordinates {', '.join(map(str, piece.coords))}")
-        depth = body.depth
-        nest = _Nest(body, piece, out_coords_of(piece))
-        nest.flush()
-        value = _open_leaf_loops(body, piece.leaf, nest)
-        for name, size in piece.free:
-            var = body.declare(name.lstrip("_"), "int64_t")
-            body.line(f"for {var} in range({expr_c(size, nest.env)}):")
-            body.depth += 1
-            nest.in_loop = True
-            nest.bind(name, var)
-        if nest.guards:
-            raise AssertionError(f"unplaced guards {nest.guards}")
-        v = value
-        for layer in piece.layers:
-            coords = tuple(expr_c(c, nest.env) for c in layer.coords)
-            v = located.map_with(layer.node, {layer.driver: v}, coords)
-        assembler.emit(body, tuple(nest.coord_vars), v)
-        body.depth = depth
+    """Emit one loop nest per piece, in order, handing each entry to ``assembler``. An
+    assembler with ``passes == 2`` (count, then place) gets the loop nests twice."""
+    for pass_no in range(getattr(assembler, "passes", 1)):
+        assembler.begin_pass(body, pass_no)
+        for n, piece in enumerate(pieces):
+            body.comment(f"piece {n}: entries of {piece.leaf.name} ({piece.leaf.format}) in "
+                         f"storage order -> output coordinates "
+                         f"{', '.join(map(str, piece.coords))}")
+            depth = body.depth
+            nest = _Nest(body, piece, piece.coords)
+            nest.flush()
+            value = _open_leaf_loops(body, piece.leaf, nest)
+            for name, size in piece.free:
+                var = body.declare(name.lstrip("_"), "int64_t")
+                body.line(f"for {var} in range({expr_c(size, nest.env)}):")
+                body.depth += 1
+                nest.in_loop = True
+                nest.bind(name, var)
+            if nest.guards:
+                raise AssertionError(f"unplaced guards {nest.guards}")
+            v = value
+            if assembler.needs_value:
+                for layer in piece.layers:
+                    coords = tuple(expr_c(c, nest.env) for c in layer.coords)
+                    v = located.map_with(layer.node, {layer.driver: v}, coords)
+            assembler.emit(body, tuple(nest.coord_vars), v)
+            body.depth = depth
 
 
 def _open_leaf_loops(body: Body, leaf: Input, nest: _Nest) -> str:
