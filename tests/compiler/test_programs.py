@@ -79,6 +79,7 @@ SPARSE_PAIRS = [
     ("maximum", lambda a, b: sf.maximum(a, b), "coo", "coo"),
     ("subtract", lambda a, b: a - b, "csc", "csc"),
     ("minimum_to_dcsr", lambda a, b: sf.minimum(a, b), "csr", "dcsr"),
+    ("multiply_to_dense", lambda a, b: a * b, "csr", "dense"),
 ]
 
 
@@ -355,14 +356,17 @@ INVALID = [
     ("indptr_past_indices", _indptr_past_end, "indptr"),
     ("data_too_short", _short_data, "stored values"),
     ("coo_out_of_range", _coo_out_of_range, "out of range"),
-    ("coo_ragged_coords", _coo_ragged, "entries"),
+    ("coo_ragged_coords", _coo_ragged, r"coords\[1\]"),
 ]
 
-# programs of each strategy: stream (shape op), map, merge with another sparse operand
+# programs of each strategy: stream (shape op, map), accumulate (sum), dense (non-zero fill:
+# the input is densified, which must not read malformed storage)
 INVALID_PROGRAMS = [
     ("transpose", lambda a: a.T),
     ("times2", lambda a: a * 2),
     ("sum1", lambda a: sf.sum(a, axis=1)),
+    ("plus1", lambda a: a + 1),
+    ("pad_const", lambda a: sf.pad(a, 1, constant_values=5)),
 ]
 
 
@@ -379,6 +383,13 @@ def test_invalid_data_in_a_merge():
         sf.jit(lambda a, b: a * b, out="csr")(_bad_index(), _csr())
     with pytest.raises(sf.InvalidData, match="monotone"):
         sf.jit(lambda a, b: a + b, out="csr")(_csr(), _bad_indptr_order())
+
+
+@pytest.mark.parametrize("fmt", ["bsr", "dia", "lil", "dok"])
+def test_other_scipy_formats_are_converted(fmt):
+    A = make_input((4, 6), "csr", "float64", seed=1)
+    got = sf.jit(lambda a: a.T, out="csr")(A.asformat(fmt))
+    check_result(got, A.toarray().T, "csr", exact_pattern=True)
 
 
 def test_wrong_index_dtype_and_value_dtype():
@@ -422,7 +433,7 @@ def test_compute_on_lazy_arrays():
     B = make_input((5, 6), "csr", "float64", seed=2)
     y = sf.asarray(A)[::2] * sf.asarray(B)
     expected = y.interpret()
-    for out in ("csr", "coo"):
+    for out in ("csr", "dense", "coo"):
         check_result(y.compute(out=out), expected, out)
     check_result(y.compute(), expected, "csr")  # default: the first sparse input's format
     z = sf.concat([sf.asarray(A), sf.asarray(A.tocoo())], axis=0)
