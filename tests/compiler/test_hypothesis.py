@@ -6,6 +6,10 @@
   concat with a reversed copy), elementwise maps, and an optional reduction, compiled for
   a random output format. Every example is a new kernel (~1 s), so ``max_examples`` is
   capped at 25 (derandomized via the ci profile: the same 25 programs on every run).
+* ``test_random_merge`` — two operands (random formats, dtypes, 0-length axes), each seen
+  through a random view (transpose, reversed or every other row, split of a flat vector,
+  broadcast row, column slice), combined by multiply/add/subtract/maximum/minimum: the
+  merge planner's intersections and unions through shape operators. 15 examples.
 * ``test_program_family_*`` — fixed programs over random data and sizes. Sizes are drawn
   from disjoint ranges (>= 2), so every example has the same signature and reuses one kernel
   per output format: many examples for a few builds.
@@ -179,3 +183,55 @@ def test_program_family_reduction(m, n, data):
     x = data.draw(dense_arrays((n,), "int64"), label="x")
     got, expected = run_both(lambda p, v: sf.sum((p * v)[:, ::2] * 3, axis=1), [a, x], "dense")
     check_result(got, expected, "dense")
+
+
+# --- two sparse operands: merges through views ------------------------------------------------
+
+def _views(shape):
+    """(name, stored shape, view): ways for an operand of ``shape`` to be seen through a
+    shape operator — the merge planner must iterate each in the output's order."""
+    r, c = shape
+    return [
+        ("identity", (r, c), lambda y: y),
+        ("transpose", (c, r), lambda y: y.T),
+        ("reversed", (r, c), lambda y: y[::-1]),
+        ("every_other_row", (2 * r, c), lambda y: y[::2]),
+        ("split_of_flat", (r * c,), lambda y: y.reshape(r, c)),
+        ("broadcast_row", (1, c), lambda y: sf.broadcast_to(y, (r, c))),
+        ("column_slice", (r, c + 2), lambda y: y[:, 1:-1]),
+    ]
+
+
+_BINARY = {"multiply": lambda a, b: a * b, "add": lambda a, b: a + b,
+           "subtract": lambda a, b: a - b, "maximum": sf.maximum, "minimum": sf.minimum}
+
+
+@st.composite
+def binary_programs(draw):
+    shape = draw(shapes(2, 2, max_side=4, min_side=draw(st.sampled_from([2, 0]))))
+    dtype = draw(st.sampled_from(["float64", "int64", "float32"]))
+    args, views = [], []
+    for _ in range(2):
+        name, stored, view = draw(st.sampled_from(_views(shape)))
+        fmt = draw(st.sampled_from([f for f in ("csr", "csc", "coo", "dense")
+                                    if format_fits(f, len(stored))]))
+        fmt = "csr" if fmt == "dense" and draw(st.booleans()) else fmt  # mostly sparse
+        x = draw(dense_arrays(stored, dtype) if fmt == "dense"
+                 else sparse_arrays(stored, fmt, dtype))
+        args.append(x)
+        views.append((name, view))
+    fn = draw(st.sampled_from(sorted(_BINARY)))
+    return args, views, fn, draw(st.sampled_from(OUTS))
+
+
+@settings(max_examples=_cap(15))
+@given(binary_programs())
+def test_random_merge(case):
+    (x, y), ((na, va), (nb, vb)), fn, out = case
+    got, expected = run_both(lambda a, b: _BINARY[fn](va(a), vb(b)), [x, y], out)
+    try:
+        check_result(got, expected, out)
+    except AssertionError as exc:
+        raise AssertionError(f"{fn}({na}({type(x).__name__} {x.shape}), {nb}("
+                             f"{type(y).__name__} {y.shape})) {x.dtype}; out={out}\n"
+                             f"{exc}") from exc
