@@ -24,7 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 
 __all__ = ["MatrixInfo", "default_matrix_dir", "suitesparse_infos", "scale_infos", "load",
-           "QUICK_MATRICES", "GENERATOR_VERSION"]
+           "QUICK_MATRICES", "GENERATOR_VERSION", "OVERHEAD"]
 
 # Bump when a generator changes, so cached .npz files of the old matrices are not reused.
 GENERATOR_VERSION = 1
@@ -91,6 +91,11 @@ _SCALE = {
 }
 
 
+# A 16 x 16 matrix with 40 entries: every kernel's time on it is essentially the cost of a
+# call (dispatch, validation, allocation), reported separately from the real matrices.
+OVERHEAD = MatrixInfo("tiny_16x16", 16, 16, 40, "overhead", "random")
+
+
 def scale_infos() -> list[MatrixInfo]:
     return [MatrixInfo(n, r, c, z, "scale", k) for n, (k, r, c, z) in _SCALE.items()]
 
@@ -107,7 +112,9 @@ def load(info: MatrixInfo, matrix_dir: Path | None = None,
                 return _from_npz(cached)
             except (OSError, ValueError, KeyError):
                 pass  # a truncated cache file: rebuild it below
-    if info.source == "scale":
+    if info.source == "overhead":
+        m = _tiny(info)
+    elif info.source == "scale":
         m = _generate(info.name)
     else:
         m = _read_mtx(Path(matrix_dir or default_matrix_dir()) / f"{info.name}.mtx.gz")
@@ -134,6 +141,13 @@ def _from_npz(path: Path) -> sp.csr_array:
     with np.load(path) as z:
         shape = tuple(int(n) for n in z["shape"])
         return sp.csr_array((z["data"], z["indices"], z["indptr"]), shape=shape)
+
+
+def _tiny(info: MatrixInfo) -> sp.csr_array:
+    rng = np.random.default_rng(16)
+    keys = np.sort(rng.choice(info.rows * info.cols, info.nnz, replace=False))
+    r, c = np.divmod(keys, info.cols)
+    return _csr(info.rows, info.cols, r, c, rng.uniform(1.0, 2.0, info.nnz).astype(np.float32))
 
 
 def _generate(name: str) -> sp.csr_array:

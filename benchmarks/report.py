@@ -6,7 +6,8 @@ fusion group, over the unfused pipeline), with min and max; the geometric-mean r
 time to the floor, with min and max; the same two figures on matrices with >= 100k
 nonzeros; and the slowest first call (compilation included, unless the kernel was already
 in the disk cache). Scale inputs get their own table (per matrix, not averaged), since the
-target there is that the speedup over scipy must not shrink from 1M to 16M nonzeros.
+target there is that the speedup over scipy must not shrink from 1M to 16M nonzeros; and
+the tiny overhead matrix gets a table of absolute times (the cost of one call).
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ import math
 from collections import defaultdict
 from pathlib import Path
 
-__all__ = ["summarize", "summary_table", "scale_table", "failures", "plot", "write_report",
-           "BIG_NNZ"]
+from sparsefold.benchmarks import inputs
+
+__all__ = ["summarize", "summary_table", "scale_table", "overhead_table", "failures", "plot",
+           "write_report", "BIG_NNZ"]
 
 BIG_NNZ = 100_000
 _SYSTEMS = ("sparsefold", "scipy", "pydata", "unfused", "floor")
@@ -78,6 +81,7 @@ def summarize(rows: list[dict], source: str | None = "suitesparse") -> list[dict
             "big_vs_scipy": _geo(_ratios(chosen, "scipy", "sparsefold", BIG_NNZ)),
             "big_floor": _geo(_ratios(chosen, "sparsefold", "floor", BIG_NNZ)),
             "big_n": len(_ratios(chosen, "sparsefold", "floor", BIG_NNZ)),
+            "big_scipy_floor": _geo(_ratios(chosen, "scipy", "floor", BIG_NNZ)),
             "first_max": max(firsts, default=None),
             "not_ok": dict(statuses),
         })
@@ -96,9 +100,9 @@ def _span(t) -> str:
 def summary_table(summary: list[dict]) -> str:
     """Markdown: one row per kernel, then the geometric mean of each column over kernels."""
     lines = ["| kernel | n | × scipy: geo (min–max) | × pydata/unfused: geo (min–max) | "
-             "÷ floor: geo (min–max) | ≥100k: × scipy | ≥100k: ÷ floor | first call s | "
-             "not ok |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "÷ floor: geo (min–max) | ≥100k: × scipy | ≥100k: ÷ floor | ≥100k: scipy ÷ floor "
+             "| first call s | not ok |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for s in summary:
         other = "unfused" if s["other"] == "unfused" else "pydata"
         bad = ", ".join(f"{k}: {v}" for k, v in sorted(s["not_ok"].items())) or ""
@@ -106,13 +110,16 @@ def summary_table(summary: list[dict]) -> str:
         lines.append(f"| {s['kernel']} | {s['n']}/{s['matrices']} | {_span(s['vs_scipy'])} | "
                      f"{_span(s['vs_other'])}{' unfused' if other == 'unfused' else ''} | "
                      f"{_span(s['floor'])} | {_x(s['big_vs_scipy'])} | "
-                     f"{_x(s['big_floor'])}{big_n} | {_x(s['first_max'])} | {bad} |")
+                     f"{_x(s['big_floor'])}{big_n} | {_x(s['big_scipy_floor'])} | "
+                     f"{_x(s['first_max'])} | {bad} |")
     cols = [[s[key][0] for s in summary if s[key][0] is not None]
             for key in ("vs_scipy", "vs_other", "floor")]
     lines.append(f"| **geometric mean over kernels** | | {_x(_geo(cols[0]))} | "
                  f"{_x(_geo(cols[1]))} | {_x(_geo(cols[2]))} | "
                  f"{_x(_geo([s['big_vs_scipy'] for s in summary if s['big_vs_scipy']]))} | "
-                 f"{_x(_geo([s['big_floor'] for s in summary if s['big_floor']]))} | | |")
+                 f"{_x(_geo([s['big_floor'] for s in summary if s['big_floor']]))} | "
+                 f"{_x(_geo([s['big_scipy_floor'] for s in summary if s['big_scipy_floor']]))}"
+                 " | | |")
     return "\n".join(lines)
 
 
@@ -138,6 +145,22 @@ def scale_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def overhead_table(rows: list[dict]) -> str:
+    """Markdown: each system's time in µs on the tiny overhead matrix (= cost of a call)."""
+    cases = _cases([r for r in rows if r["source"] == "overhead"])
+    if not cases:
+        return ""
+    lines = ["| kernel | sparsefold µs | scipy µs | pydata / unfused µs | floor µs |",
+             "|---|---|---|---|---|"]
+    for kernel, by_matrix in cases.items():
+        c = next(iter(by_matrix.values()))
+        other = c.get("unfused", c.get("pydata"))
+        cells = [f"{v * 1e6:.1f}" if isinstance(v, float) else str(v or "–")
+                 for v in (c.get("sparsefold"), c.get("scipy"), other, c.get("floor"))]
+        lines.append(f"| {kernel} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def failures(rows: list[dict]) -> list[str]:
     """One line per result that did not count (wrong, error, timeout, unchecked)."""
     return [f"{r['kernel']} on {r['matrix']}: {r['system']} {r['status']}"
@@ -157,7 +180,7 @@ def plot(rows: list[dict], directory: Path) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    cases = _cases(rows)
+    cases = _cases([r for r in rows if r["source"] != "overhead"])
     directory.mkdir(parents=True, exist_ok=True)
     written = []
     grid = math.ceil(len(cases) / 3)
@@ -204,6 +227,10 @@ def write_report(rows: list[dict], out_dir: Path, run_id: str, plots: bool = Tru
     table = scale_table(rows)
     if table:
         parts += ["## Scale inputs, per matrix (× scipy, ÷ floor)", "", table, ""]
+    table = overhead_table(rows)
+    if table:
+        parts += [f"## Call overhead ({inputs.OVERHEAD.rows}×{inputs.OVERHEAD.cols}, "
+                  f"{inputs.OVERHEAD.nnz} entries)", "", table, ""]
     bad = failures(rows)
     if bad:
         parts += ["## Results that did not count", ""] + [f"* {b}" for b in bad] + [""]

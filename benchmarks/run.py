@@ -27,7 +27,7 @@ from pathlib import Path
 
 from sparsefold.benchmarks import inputs
 from sparsefold.benchmarks.check import Mismatch, baseline_entries, compare, result_entries
-from sparsefold.benchmarks.timing import Timeout, best_of, call_with_timeout
+from sparsefold.benchmarks.timing import Timeout, best_of, call_with_timeout, steady_malloc
 
 __all__ = ["FIELDS", "add_parser", "run", "run_suite", "select_matrices", "select_kernels",
            "read_rows"]
@@ -62,7 +62,7 @@ def select_matrices(names: list[str] | None, *, quick: bool, scale: bool,
     real = inputs.suitesparse_infos(matrix_dir)
     generated = inputs.scale_infos()
     if names:
-        by_name = {m.name: m for m in real + generated}
+        by_name = {m.name: m for m in real + generated + [inputs.OVERHEAD]}
         unknown = [n for n in names if n not in by_name]
         if unknown:
             raise SystemExit(f"unknown matrix name(s) {', '.join(unknown)} (see --list)")
@@ -73,6 +73,8 @@ def select_matrices(names: list[str] | None, *, quick: bool, scale: bool,
         chosen = list(real)
     if scale:
         chosen += [m for m in generated if m not in chosen]
+    if not names:  # the call-overhead probe runs first, with every default selection
+        chosen.insert(0, inputs.OVERHEAD)
     return chosen
 
 
@@ -231,18 +233,23 @@ def _machine() -> dict:
                                 text=True, cwd=Path(__file__).parent, timeout=5).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         commit = ""
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
     return {"cpu": cpu, "cores": os.cpu_count(), "platform": platform.platform(),
-            "git_commit": commit}
+            "git_commit": commit, "load_average_at_start": load}
 
 
 def run_suite(kernels, matrices, out_dir: Path, *, repeat: int = 10, timeout: float = 10.0,
               matrix_dir: Path | None = None, progress: bool = True,
-              command: str = "") -> tuple[str, list[dict]]:
+              command: str = "", malloc: str = "steady") -> tuple[str, list[dict]]:
     """Run and record; returns (run id, rows). Matrices are loaded once each (from the .npz
-    cache under ``out_dir/cache`` after the first time)."""
+    cache under ``out_dir/cache`` after the first time). ``malloc``: "steady" fixes the
+    allocator's thresholds (``timing.steady_malloc``), "system" leaves them alone."""
     out_dir.mkdir(parents=True, exist_ok=True)
     run_id = _dt.datetime.now().strftime("%Y%m%dT%H%M%S")
+    if malloc == "steady" and not steady_malloc():
+        malloc = "system (mallopt unavailable)"
     meta = {"run_id": run_id, "command": command, "repeat": repeat, "timeout": timeout,
+            "malloc": malloc,
             "kernels": [k.name for k in kernels], "matrices": [m.name for m in matrices],
             "versions": _versions(), "machine": _machine()}
     started = time.perf_counter()
@@ -264,6 +271,7 @@ def run_suite(kernels, matrices, out_dir: Path, *, repeat: int = 10, timeout: fl
     finally:
         bar.close()
         meta["elapsed_seconds"] = round(time.perf_counter() - started, 1)
+        meta["load_average_at_end"] = os.getloadavg() if hasattr(os, "getloadavg") else None
         meta["completed_cases"] = len(all_rows) // 4
         (out_dir / "runs").mkdir(exist_ok=True)
         with open(out_dir / "runs" / f"{run_id}.json", "w") as fh:
@@ -301,6 +309,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--repeat", type=int, default=10, help="timed runs per measurement")
     p.add_argument("--timeout", type=float, default=10.0,
                    help="seconds allowed per call (default 10)")
+    p.add_argument("--malloc", choices=("steady", "system"), default="steady",
+                   help="steady (default): fix glibc's mmap/trim thresholds so every system "
+                        "is timed with reused output memory; system: leave them alone")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--report-only", action="store_true",
@@ -328,7 +339,8 @@ def run(args: argparse.Namespace) -> int:
         command = "sparsefold " + " ".join(sys.argv[1:]) if sys.argv else ""
         run_id, rows = run_suite(kernels, matrices, out_dir, repeat=args.repeat,
                                  timeout=args.timeout, matrix_dir=args.matrix_dir,
-                                 progress=not args.no_progress, command=command)
+                                 progress=not args.no_progress, command=command,
+                                 malloc=args.malloc)
     text = report.write_report(rows, out_dir, run_id, plots=not args.no_plots)
     print(text)
     return 0
