@@ -33,8 +33,8 @@ from sparsefold.compiler.merge_kernel import emit_merge, emit_row_merge, merge_p
 from sparsefold.compiler.order import prune_guards, stream_is_ordered, stream_is_row_ordered
 from sparsefold.compiler.pointwise import Body, Pointwise
 from sparsefold.compiler.source import Arg, render_module
-from sparsefold.compiler.stream_kernel import dense_leaf, dense_leaf_args, emit_pieces, \
-    emit_rows, leaf_args, row_loop_applies
+from sparsefold.compiler.stream_kernel import bulk_shifts, dense_leaf, dense_leaf_args, \
+    emit_bulk, emit_pieces, emit_rows, leaf_args, row_loop_applies
 from sparsefold.compiler.streams import NotAStream, finite_checks, stream_pieces
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input, Reduce
@@ -144,12 +144,16 @@ def plan(program: Node, fmt: Format, *, union: bool = False) -> Plan:
     if fmt.is_dense:
         return Plan("stream", "dense", pieces, finite)
     order = fmt.mode_order
-    # Output rows outermost when the leaves allow it: rows are closed once each (no per-entry
-    # bookkeeping) and the inner loop is a plain copy; needs order only within a row.
+    # Whole leaves in order (vstack): bulk copies. Otherwise output rows outermost when the
+    # leaves allow it: rows are closed once each and the inner loop is a plain copy; that
+    # needs order only within a row.
+    ordered = stream_is_ordered(pieces, order)
+    if ordered and all(bulk_shifts(p, fmt, program.dtype) is not None for p in pieces):
+        return Plan("stream", "append", pieces, finite, loop="bulk")
     if len(order) > 1 and row_loop_applies(pieces, order) and \
             stream_is_row_ordered(pieces, order):
         return Plan("stream", "append", pieces, finite, loop="row")
-    if stream_is_ordered(pieces, order):
+    if ordered:
         return Plan("stream", "append", pieces, finite)
     if len(order) == 2 and fmt.levels[0].full or _kinds(fmt) == ("pos", "one"):
         if stream_is_row_ordered(pieces, order):
@@ -239,6 +243,8 @@ class Kernel:
             emit_row_merge(body, p.merge, self.fmt, program.shape, asm, located)
         elif p.strategy == "merge":
             emit_merge(body, p.merge, self.fmt, asm, located)
+        elif p.loop == "bulk":
+            emit_bulk(body, p.pieces, self.fmt, program.shape, asm, index_dtypes)
         elif p.loop == "row":
             emit_rows(body, p.pieces, self.fmt.mode_order, program.shape, asm, located,
                       index_dtypes)

@@ -283,3 +283,72 @@ def _emit_segment(body: Body, leaf, assembler, shift: str, leaf_index: str) -> N
         with body.block(f"for {t} in range({cnt}):"):
             body.line(f"out_crd1[n + {t}] = <{assembler.ix}>({crd}[{start} + {t}] + {shift})")
     body.line(f"n = n + {cnt}")
+
+
+def bulk_shifts(piece: StreamPiece, fmt, dtype) -> tuple[sz.Expr, ...] | None:
+    """When a piece copies its whole leaf — same level kinds as the output, level by level,
+    each output coordinate its leaf coordinate plus a constant shift, no guard, no map, same
+    dtype — those shifts (in storage order); else None."""
+    leaf = piece.leaf
+    kinds = _level_kinds(fmt)
+    if piece.free or piece.layers or piece.guard != sz.TRUE or leaf.dtype != dtype or \
+            _level_kinds(leaf.format) != kinds:
+        return None
+    if kinds != ("full", "pos") and not (kinds and kinds[0] == "pos" and
+                                         all(k == "one" for k in kinds[1:])):
+        return None
+    shifts = []
+    for level in range(len(kinds)):
+        c = piece.coords[fmt.mode_order[level]]
+        var = f"_i{leaf.format.mode_order[level]}"
+        shift = sz.substitute(c, {var: 0})
+        if not _only(shift, set()) or not sz.definitely_equal(c, sz.add(sz.Sym(var), shift)):
+            return None
+        shifts.append(shift)
+    return tuple(shifts)
+
+
+def _level_kinds(fmt) -> tuple[str, ...]:
+    return tuple("full" if lv.full else "pos" if lv.has_pos else "one" for lv in fmt.levels)
+
+
+def emit_bulk(body: Body, pieces, fmt, out_shape, assembler, index_dtypes) -> None:
+    """Whole leaves copied one after another (vstack of CSR or COO): values and coordinates
+    by bulk copies, row starts by one pass over the leaf's ``pos`` — the plan scipy's own
+    stack uses, valid because the pieces were proved to arrive in storage order."""
+    kinds = _level_kinds(fmt)
+    ix = assembler.ix
+    cnt, base, t = (body.declare(x, "int64_t") for x in ("seg_len", "seg_start", "t"))
+    for n, piece in enumerate(pieces):
+        leaf = piece.leaf
+        shifts = [expr_c(s, {}) for s in bulk_shifts(piece, fmt, assembler.dtype)]
+        body.comment(f"piece {n}: all of {leaf.name} ({leaf.format}), coordinates shifted by "
+                     f"({', '.join(shifts)})")
+        a = lambda part: array_var(leaf.name, part)  # noqa: E731
+        if kinds == ("full", "pos"):
+            rows = expr_c(leaf.shape[leaf.format.mode_order[0]], {})
+            body.line(f"{base} = {a('pos1')}[0]")
+            body.comment("rows before this piece are empty; then this piece's row starts")
+            with body.block(f"while cur < {shifts[0]}:"):
+                body.line("cur = cur + 1")
+                body.line(f"out_pos1[cur] = <{ix}>n")
+            with body.block(f"for {t} in range({rows}):"):
+                body.line(f"out_pos1[{shifts[0]} + {t} + 1] = <{ix}>(n + {a('pos1')}[{t} + 1]"
+                          f" - {base})")
+            body.line(f"cur = {shifts[0]} + {rows}")
+            body.line(f"{cnt} = {a('pos1')}[{rows}] - {base}")
+            levels = [(1, "crd1", shifts[1])]
+        else:
+            body.line(f"{base} = {a('pos0')}[0]")
+            body.line(f"{cnt} = {a('pos0')}[1] - {base}")
+            levels = [(lv, f"crd{lv}", shifts[lv]) for lv in range(len(kinds))]
+        vt = storage_ctype(leaf.dtype)
+        body.line(f"memcpy(&out_val[n], &{a('val')}[{base}], {cnt} * sizeof({vt}))")
+        for lv, part, shift in levels:
+            src = a(part)
+            if shift == "0" and index_ctype(index_dtypes[leaf.name][part]) == ix:
+                body.line(f"memcpy(&out_{part}[n], &{src}[{base}], {cnt} * sizeof({ix}))")
+            else:
+                with body.block(f"for {t} in range({cnt}):"):
+                    body.line(f"out_{part}[n + {t}] = <{ix}>({src}[{base} + {t}] + {shift})")
+        body.line(f"n = n + {cnt}")
