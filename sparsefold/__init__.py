@@ -9,7 +9,8 @@ The language lives in ``sparsefold.spec``, the reference interpreter in
 ``sparsefold.interp``; this package is the user-facing front end.
 """
 
-from sparsefold.functions import (abs, add, all, any, apply, broadcast_to, concat, divide,
+from sparsefold.functions import (abs, add, all, any, apply, apply_operator, broadcast_to,
+                                  concat, divide,
                                   equal, expand_dims, greater, greater_equal, hstack, less,
                                   less_equal, logical_and, logical_or, matmul, max, maximum,
                                   min, minimum, moveaxis, multiply, negative, not_equal, pad,
@@ -28,6 +29,6 @@ __all__ = [
     "expand_dims", "squeeze", "broadcast_to", "pad", "sum", "prod", "max", "min", "any", "all",
     "matmul", "tensordot", "add", "subtract", "multiply", "divide", "pow", "maximum",
     "minimum", "where", "abs", "negative", "less", "less_equal", "greater", "greater_equal",
-    "equal", "not_equal", "logical_and", "logical_or", "apply",
+    "equal", "not_equal", "logical_and", "logical_or", "apply", "apply_operator",
     "SparsefoldError", "IllFormedProgram", "InvalidData", "InternalError",
 ]

@@ -31,7 +31,7 @@ __all__ = [
     "expand_dims", "squeeze", "broadcast_to", "pad", "sum", "prod", "max", "min", "any", "all",
     "matmul", "tensordot", "add", "subtract", "multiply", "divide", "pow", "maximum",
     "minimum", "where", "abs", "negative", "less", "less_equal", "greater", "greater_equal",
-    "equal", "not_equal", "logical_and", "logical_or", "apply",
+    "equal", "not_equal", "logical_and", "logical_or", "apply", "apply_operator",
 ]
 
 
@@ -84,6 +84,42 @@ def _bool_op(name: str, x1, x2) -> LazyArray:
 
 
 # --- shape operators --------------------------------------------------------------------------
+
+def apply_operator(op: type, /, *operands, **params) -> LazyArray:
+    """Apply a shape operator class ``op`` — a ``ShapeOp`` subclass, built in or defined by
+    the user (docs/verification.md, "Defining your own operator") — to ``operands`` (arrays;
+    a list of arrays where the operator's field holds a tuple of operands) with its other
+    fields as keywords. A keyword whose field is annotated ``Expr`` (a size) may be an int
+    or a symbol name. The result is interpreted, compiled by ``sf.jit`` and proved like a
+    built-in operator's: ``sf.apply_operator(Flip, x, axis=0)``."""
+    from sparsefold.spec.ir import ShapeOp
+    if not (isinstance(op, type) and issubclass(op, ShapeOp)):
+        raise IllFormedProgram(f"apply_operator: expected a ShapeOp subclass, found {op!r}")
+    nodes, bindings = [], []
+    for x in operands:
+        if isinstance(x, (list, tuple)):
+            lifted = [_one(a) for a in x]
+            nodes.append(tuple(n for n, _ in lifted))
+            bindings += [b for _, b in lifted]
+        else:
+            node, b = _one(x)
+            nodes.append(node)
+            bindings.append(b)
+    sizes = _size_fields(op)
+    params = {k: sz.as_expr(v) if k in sizes and isinstance(v, (int, str)) else v
+              for k, v in params.items()}
+    return _wrap(op(*nodes, **params), *bindings)
+
+
+def _size_fields(op: type) -> set[str]:
+    """Fields of ``op`` annotated as a size expression (``Expr``)."""
+    import typing
+    try:
+        hints = typing.get_type_hints(op)
+    except Exception:  # noqa: BLE001 - unresolvable annotations: convert nothing
+        return set()
+    return {name for name, t in hints.items() if t is sz.Expr}
+
 
 def concat(arrays: Sequence, /, *, axis: int | None = 0) -> LazyArray:
     """Join arrays along an existing axis (``axis=None`` flattens them first)."""

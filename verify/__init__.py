@@ -7,17 +7,21 @@
     r.counterexample                           # None, or .replay() / .as_test()
     verify.order_preserving(node)              # proved order property (the compiler asks)
     verify.rewrite(program)                    # apply proved rules (the optimizer pass)
+    verify.differential(fn, *inputs_or_strategies, out="csr")   # compiled == interpreted
+    verify.programs()                          # Hypothesis strategy of random programs
 
 Modules, in reading order: ``z3_reading`` (the Z3 reading of the size table), ``lemmas``,
 ``solver`` (staged → direct → bounded, deterministic ``rlimit``), ``results``,
 ``obligations`` + ``operators`` (operator entries), ``encode`` + ``equal`` (programs),
 ``replay`` (counterexamples through the interpreter), ``rules`` + ``catalog`` +
 ``wrong_rules`` (rules as data), ``rewrite`` (the optimizer pass), ``cli`` (``sparsefold
-prove``). ``strategies`` (Hypothesis, a test dependency) is imported on its own.
+prove``), ``differential`` (compiled kernels against the interpreter). ``strategies`` and
+``random_programs`` (Hypothesis, a test dependency) are imported on their own.
 """
 
 from sparsefold.verify import z3_reading as _z3_reading  # noqa: F401  (fills sizes.Z3)
 from sparsefold.verify.catalog import RULES, get_rule
+from sparsefold.verify.differential import DifferentialError, differential
 from sparsefold.verify.equal import prove_equal, smt2
 from sparsefold.verify.operators import order_preserving, order_status, prove_instance, \
     prove_operator
@@ -31,5 +35,12 @@ __all__ = [
     "prove_operator", "prove_instance", "order_preserving", "order_status", "prove_equal",
     "smt2", "Rule", "rule", "prove_rule", "RULES", "WRONG_RULES", "get_rule", "rewrite",
     "ProofResult", "Outcome", "STATUSES", "PROVED", "BOUNDED", "REFUTED", "UNKNOWN",
-    "VACUOUS",
+    "VACUOUS", "differential", "DifferentialError", "programs",
 ]
+
+
+def programs(**kwargs):
+    """Random well-typed programs: ``verify.strategies.programs`` (needs Hypothesis, a test
+    dependency, so it is imported on first use)."""
+    from sparsefold.verify.strategies import programs as _programs
+    return _programs(**kwargs)

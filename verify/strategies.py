@@ -15,6 +15,9 @@ lower positions, reshape targets toward fewer axes, slice keys toward plain ``:`
 * :func:`slice_keys` — NumPy basic-indexing keys: ints (negative too), slices with negative
   and out-of-range bounds and negative steps, ``None`` and ``...``.
 * :func:`concat_operands` — arrays that can be concatenated, and an axis (negative too).
+* :func:`programs` — whole well-typed programs (``st.recursive`` over an operator table;
+  defined in :mod:`sparsefold.verify.random_programs` with ``Program``, ``Operator``,
+  ``OPERATORS``).
 
 Requires the ``hypothesis`` package (a test dependency); importing this module without it
 fails with ``ImportError``.
@@ -31,7 +34,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 __all__ = ["shapes", "dense_arrays", "sparse_arrays", "reshape_targets", "slice_keys",
-           "concat_operands", "SPARSE_FORMATS", "format_fits"]
+           "concat_operands", "programs", "SPARSE_FORMATS", "format_fits"]
 
 # scipy.sparse formats these strategies build, with the array ranks each one can hold.
 SPARSE_FORMATS: dict[str, tuple[int, ...]] = {
@@ -86,7 +89,7 @@ def dense_arrays(shape: Any, dtype: Any = "int64") -> st.SearchStrategy[np.ndarr
 
 @st.composite
 def _sparse(draw, shape: tuple[int, ...], fmt: str, dt: np.dtype, max_nnz: int | None,
-            explicit_zeros: bool, container: str):
+            explicit_zeros: bool, container: str, canonical: bool, index_dtype: Any):
     import scipy.sparse as sp
 
     size = math.prod(shape)
@@ -98,23 +101,87 @@ def _sparse(draw, shape: tuple[int, ...], fmt: str, dt: np.dtype, max_nnz: int |
     vals = draw(st.lists(_elements(dt, nonzero=not explicit_zeros),
                          min_size=len(flat), max_size=len(flat)))
     data = np.array(vals, dtype=dt)
-    coords = np.unravel_index(flat, shape) if len(shape) else ()
-    coo = sp.coo_array((data, tuple(np.asarray(c, dtype=np.intp) for c in coords)),
-                       shape=shape)
-    out = coo.asformat(fmt)
+    if not canonical:
+        flat, data = draw(_scrambled(flat, data, dt))
+    coords = tuple(np.asarray(c, dtype=np.intp) for c in np.unravel_index(flat, shape)) \
+        if len(shape) else ()
+    if canonical or fmt == "coo":
+        coo = sp.coo_array((data, coords), shape=shape)
+        out = coo.asformat(fmt) if canonical else coo
+    else:
+        out = _compressed_as_given(sp, fmt, shape, coords, data)
     if container == "matrix":
         out = {"csr": sp.csr_matrix, "csc": sp.csc_matrix, "coo": sp.coo_matrix}[fmt](out)
+    if index_dtype is not None:
+        out = _with_index_dtype(out, np.dtype(index_dtype))
     return out
+
+
+@st.composite
+def _scrambled(draw, flat: np.ndarray, data: np.ndarray, dt: np.dtype):
+    """The same array as (``flat``, ``data``) stored non-canonically: some entries split
+    into two duplicates whose sum is the value, and the entries in a drawn order."""
+    pos, vals = [], []
+    for p, v in zip(flat.tolist(), data):
+        if draw(st.booleans()):
+            if dt.kind == "b":
+                first = v                      # True + True == True for bool sums
+            elif dt.kind == "u":
+                first = dt.type(draw(st.integers(0, int(v))))
+            else:
+                first = draw(_elements(dt))
+            pos += [p, p]
+            vals += [first, v if dt.kind == "b" else dt.type(v - first)]
+        else:
+            pos.append(p)
+            vals.append(v)
+    order = draw(st.permutations(range(len(pos))))
+    return (np.array([pos[o] for o in order], dtype=np.intp),
+            np.array([vals[o] for o in order], dtype=dt))
+
+
+def _compressed_as_given(sp, fmt: str, shape, coords, data):
+    """A CSR/CSC array storing the entries in the given order within each row/column
+    (duplicates kept): scipy's converters would canonicalize them."""
+    if len(shape) == 1:
+        outer, inner, n_outer = np.zeros_like(coords[0]), coords[0], 1
+    elif fmt == "csr":
+        outer, inner, n_outer = coords[0], coords[1], shape[0]
+    else:
+        outer, inner, n_outer = coords[1], coords[0], shape[1]
+    order = np.argsort(outer, kind="stable")
+    indptr = np.zeros(n_outer + 1, dtype=np.int64)
+    np.cumsum(np.bincount(outer, minlength=n_outer), out=indptr[1:])
+    cls = sp.csr_array if fmt == "csr" else sp.csc_array
+    return cls((data[order], inner[order], indptr), shape=shape)
+
+
+def _with_index_dtype(a, ix: np.dtype):
+    """``a`` with its index arrays of dtype ``ix``, set directly (scipy's constructors
+    narrow int64 indices back to int32 when the values fit)."""
+    if a.format in ("csr", "csc"):
+        a.indices = a.indices.astype(ix)
+        a.indptr = a.indptr.astype(ix)
+    else:
+        a.coords = tuple(c.astype(ix) for c in a.coords)
+    return a
 
 
 def sparse_arrays(shape: Any, format: str = "csr", dtype: Any = "int64", *,  # noqa: A002
                   max_nnz: int | None = None, explicit_zeros: bool = False,
-                  container: str = "array") -> st.SearchStrategy:
+                  container: str = "array", canonical: bool = True,
+                  index_dtype: Any = None) -> st.SearchStrategy:
     """scipy.sparse arrays of ``shape`` (tuple or strategy) in ``format`` (``csr``, ``csc``,
     ``coo``), canonical (sorted, no duplicates), with small nonzero values at unique drawn
     positions. ``max_nnz`` caps the stored entries; ``explicit_zeros=True`` lets stored
     values be 0 (an adversarial but valid pattern); ``container="matrix"`` gives the legacy
-    ``spmatrix`` class instead of ``sparray`` (2-d only)."""
+    ``spmatrix`` class instead of ``sparray`` (2-d only). ``canonical=False`` stores the
+    same array non-canonically — entries in a drawn order within each row (all of them for
+    COO), some split into duplicates that sum to the value (``max_nnz`` counts positions,
+    not stored entries). ``index_dtype`` (e.g. ``"int64"``) sets the index arrays' dtype;
+    None keeps scipy's choice."""
+    if index_dtype is not None and np.dtype(index_dtype) not in (np.int32, np.int64):
+        raise ValueError(f"index_dtype must be int32 or int64, found {index_dtype!r}")
     if format not in SPARSE_FORMATS:
         raise ValueError(f"format must be one of {sorted(SPARSE_FORMATS)}, found {format!r}")
     if container not in ("array", "matrix"):
@@ -125,7 +192,8 @@ def sparse_arrays(shape: Any, format: str = "csr", dtype: Any = "int64", *,  # n
         ok = (2,) if container == "matrix" else SPARSE_FORMATS[format]
         if len(s) not in ok:
             raise ValueError(f"{format} {container}s have {ok} dimensions, found shape {s}")
-        return _sparse(tuple(s), format, dt, max_nnz, explicit_zeros, container)
+        return _sparse(tuple(s), format, dt, max_nnz, explicit_zeros, container,
+                       canonical, index_dtype)
 
     return _shape_strategy(shape).flatmap(build)
 
@@ -251,3 +319,14 @@ def concat_operands(min_arrays: int = 1, max_arrays: int = 4, *, min_dims: int =
     if not ndims or min_arrays < 1 or max_arrays < min_arrays:
         raise ValueError("concat_operands: no rank or array count satisfies the arguments")
     return _concat(min_arrays, max_arrays, ndims, max_side, np.dtype(dtype), tuple(formats))
+
+
+# --- programs -----------------------------------------------------------------------------------
+
+def programs(**kwargs: Any) -> st.SearchStrategy:
+    """Well-typed random programs: see :func:`sparsefold.verify.random_programs.programs`
+    (keywords ``operators``, ``max_leaves``, ``outs``, ``limits``). Each example is a
+    ``Program``: ``verify.differential(p, *p.inputs, out=p.out)`` tests it."""
+    # imported here: random_programs builds on the strategies above
+    from sparsefold.verify.random_programs import programs as _programs
+    return _programs(**kwargs)

@@ -1,13 +1,15 @@
 """User-defined shape operators (issue part 8, proof half): a new ``ShapeOp`` subclass is
 interpreted by the generic interpreter and proved by ``prove_operator`` with no other code;
-a wrong definition is refuted with a counterexample.
+a wrong definition is refuted with a counterexample. The operators are defined in
+``user_ops.py`` (shared with ``test_differential.py``, which compiles them).
 
 Oracles: NumPy's own ``np.flip``, ``np.roll`` and ``np.diagonal`` on the same data.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,108 +18,12 @@ import sparsefold as sf
 from sparsefold.lazy import LazyArray
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input
-from sparsefold.spec.errors import IllFormedProgram, InvalidData
-from sparsefold.spec.ir import Node, Piece, ShapeOp, normalize_axis, require_equal
+from sparsefold.spec.errors import InvalidData
 from sparsefold.verify import order_preserving, prove_operator
 from sparsefold.verify.results import PROVED, REFUTED
 
-
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
-class Flip(ShapeOp):
-    """``np.flip(arg, axis)``: coordinate ``c`` on ``axis`` reads ``n - 1 - c``."""
-
-    arg: Node
-    axis: int
-
-    def operands(self):
-        return (self.arg,)
-
-    def check(self, shapes):
-        normalize_axis(self.axis, len(shapes[0]), what="flip axis")
-
-    def shape_rule(self, shapes):
-        return shapes[0]
-
-    def pieces(self, shapes):
-        (s,) = shapes
-        a = normalize_axis(self.axis, len(s))
-        k, i = sz.out_coords(len(s)), sz.in_coords(len(s))
-        back = k[:a] + (sz.sub(sz.sub(s[a], 1), k[a]),) + k[a + 1:]
-        fwd = i[:a] + (sz.sub(sz.sub(s[a], 1), i[a]),) + i[a + 1:]
-        return (Piece(0, sz.TRUE, back, sz.TRUE, fwd),)
-
-
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
-class Roll(ShapeOp):
-    """``np.roll(arg, shift, axis)`` for ``0 <= shift <= n``: element ``c`` moves to
-    ``(c + shift) % n``, so output ``k`` reads ``(k + n - shift) % n``."""
-
-    arg: Node
-    shift: sz.Expr
-    axis: int
-
-    def operands(self):
-        return (self.arg,)
-
-    def check(self, shapes):
-        normalize_axis(self.axis, len(shapes[0]), what="roll axis")
-        v = sz.const_value(self.shift)
-        if v is not None and v < 0:
-            raise IllFormedProgram(f"roll: expected a shift >= 0, found {v}")
-
-    def shape_rule(self, shapes):
-        return shapes[0]
-
-    def requires(self, shapes):
-        return sz.le(self.shift, shapes[0][normalize_axis(self.axis, len(shapes[0]))])
-
-    def _maps(self, s):
-        a = normalize_axis(self.axis, len(s))
-        n = s[a]
-        k, i = sz.out_coords(len(s)), sz.in_coords(len(s))
-        back = k[:a] + (sz.mod(sz.sub(sz.add(k[a], n), self.shift), n),) + k[a + 1:]
-        fwd = i[:a] + (sz.mod(sz.add(i[a], self.shift), n),) + i[a + 1:]
-        return back, fwd
-
-    def pieces(self, shapes):
-        back, fwd = self._maps(shapes[0])
-        return (Piece(0, sz.TRUE, back, sz.TRUE, fwd),)
-
-
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
-class WrongRoll(Roll):
-    """A roll whose backward map turns the wrong way (a bug on purpose)."""
-
-    def pieces(self, shapes):
-        (s,) = shapes
-        _, fwd = self._maps(s)
-        a = normalize_axis(self.axis, len(s))
-        k = sz.out_coords(len(s))
-        back = k[:a] + (sz.mod(sz.add(k[a], self.shift), s[a]),) + k[a + 1:]
-        return (Piece(0, sz.TRUE, back, sz.TRUE, fwd),)
-
-
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
-class Diagonal(ShapeOp):
-    """``np.diagonal`` of a square matrix: ``out[k] = arg[k, k]``."""
-
-    arg: Node
-
-    def operands(self):
-        return (self.arg,)
-
-    def check(self, shapes):
-        (s,) = shapes
-        if len(s) != 2:
-            raise IllFormedProgram(f"diagonal: expected a 2-d array, found {len(s)}-d")
-        require_equal(s[0], s[1], "diagonal: axes 0 and 1")
-
-    def shape_rule(self, shapes):
-        return (shapes[0][0],)
-
-    def pieces(self, shapes):
-        k, i = sz.out_coords(1), sz.in_coords(2)
-        return (Piece(0, sz.TRUE, (k[0], k[0]), sz.eq(i[0], i[1]), (i[0],)),)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from user_ops import Diagonal, Flip, Roll, WrongRoll  # noqa: E402
 
 
 def _sym(shape, name="X"):
