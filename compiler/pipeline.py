@@ -324,7 +324,7 @@ class Kernel:
             raise InvalidData(f"sizes {env} make an array of more than 2**63 - 1 elements; "
                               f"coordinates would overflow int64")
         if self.requires and not all(self._requires_fn(env)):
-            raise IllFormedProgram(f"a precondition of the program fails for sizes {env}: "
+            raise InvalidData(f"a precondition of the program fails for sizes {env}: "
                                    f"{' and '.join(map(str, self.requires))}")
         return env
 

@@ -183,7 +183,7 @@ def _coo(coords, data, name, leaf, shape, scipy_obj):
                 same &= c[1:] == c[:-1]
             keep[1:] = ~same
         if not keep.all():  # duplicates are summed, as scipy does
-            data = np.add.reduceat(data, np.flatnonzero(keep))
+            data = np.add.reduceat(data, np.flatnonzero(keep), dtype=data.dtype)
             coords = [c[keep] for c in coords]
         coords = [np.ascontiguousarray(c) for c in coords]
         data = np.ascontiguousarray(data)

@@ -146,7 +146,12 @@ def _open_leaf_loops(body: Body, leaf: Input, nest: _Nest) -> str:
             nest.bind(f"_i{d}", var)
         v = body.declare("dv", ctype(leaf.dtype))
         body.line(f"{v} = {dense_leaf(leaf, tuple(coords))}")
-        body.line(f"if {v} == 0: continue  # a dense operand stores no zeros in a sparse result")
+        if leaf.ndim:
+            body.line(f"if {v} == 0: continue  # a dense operand stores no zeros in a sparse "
+                      f"result")
+        else:  # a 0-d operand: no loop to continue, guard its single element instead
+            body.line(f"if {v} != 0:  # a dense operand stores no zeros in a sparse result")
+            body.depth += 1
         return v
     parent = "0"
     for level_no, level in enumerate(leaf.format.levels):
