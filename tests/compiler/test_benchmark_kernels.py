@@ -36,7 +36,7 @@ pytestmark = pytest.mark.cython
 # Same path as tests/conftest.py's MATRICES (conftest modules are not importable by name).
 MATRICES = Path(__file__).resolve().parents[2].parent / "shared" / "matrices"
 SMALL_NNZ = 20_000
-PER_SHAPE_MATRICES = ("ash608", "494_bus")
+PER_SHAPE_MATRICES = ("ash608",)
 
 
 def _manifest() -> list[tuple[str, int]]:
