@@ -95,8 +95,7 @@ class AppendOut(Assembler):
 
     def __init__(self, fmt: Format, shape, dtype, index_dtype: str):
         self.fmt, self.shape, self.dtype, self.ix = fmt, shape, dtype, index_ctype(index_dtype)
-        kinds = tuple("full" if lv.full else "pos" if lv.has_pos else "one"
-                      for lv in fmt.levels)
+        kinds = fmt.kinds
         if kinds not in (("full", "pos"), ("pos",), ("pos", "pos")) and not (
                 kinds and kinds[0] == "pos" and all(k == "one" for k in kinds[1:])):
             raise IllFormedProgram(f"not supported yet by the compiler: output format {fmt}")

@@ -46,12 +46,8 @@ class MergePlan:
     rows: bool = False                  # output rows outermost (emit_row_merge)
 
 
-def _kinds(fmt: Format) -> tuple[str, ...]:
-    return tuple("full" if lv.full else "pos" if lv.has_pos else "one" for lv in fmt.levels)
-
-
 def _flat(piece: StreamPiece) -> bool:
-    k = _kinds(piece.leaf.format)
+    k = piece.leaf.format.kinds
     return not piece.free and (k == ("full", "pos") or (k and k[0] == "pos" and
                                                          all(x == "one" for x in k[1:])))
 
@@ -104,7 +100,7 @@ class _Cursor:
         self.body, self.piece, self.tag, self.order = body, piece, tag, out_order
         self.located = located
         leaf = piece.leaf
-        self.kinds = _kinds(leaf.format)
+        self.kinds = leaf.format.kinds
         self.q = body.declare(f"q_{tag}", "int64_t")
         self.done = body.declare(f"done_{tag}", "bint")
         self.row = body.declare(f"row_{tag}", "int64_t") if self.kinds[0] == "full" else None

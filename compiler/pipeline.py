@@ -155,7 +155,7 @@ def plan(program: Node, fmt: Format, *, union: bool = False) -> Plan:
         return Plan("stream", "append", pieces, finite, loop="row")
     if ordered:
         return Plan("stream", "append", pieces, finite)
-    if len(order) == 2 and fmt.levels[0].full or _kinds(fmt) == ("pos", "one"):
+    if len(order) == 2 and fmt.levels[0].full or fmt.kinds == ("pos", "one"):
         if stream_is_row_ordered(pieces, order):
             return Plan("stream", "scatter", pieces, finite)
     if len(order) > 1 and stream_is_row_ordered(pieces, order):
@@ -362,7 +362,7 @@ class Kernel:
             for d in range(len(shape)):
                 out[f"crd{d}"] = np.empty(capacity, dtype=ix)
             return out
-        kinds = _kinds(self.fmt)
+        kinds = self.fmt.kinds
         if kinds == ("full", "pos"):
             out["pos1"] = np.empty(shape[self.fmt.mode_order[0]] + 1, dtype=ix)
             out["crd1"] = np.empty(capacity, dtype=ix)
@@ -417,7 +417,7 @@ class Kernel:
                 arrays = {"crd0": outputs["crd0"][:n], "crd1": outputs["crd1"][:n]}
         else:
             arrays = {k: v for k, v in outputs.items() if k != "val"}
-            if _kinds(self.fmt) == ("pos", "pos"):
+            if self.fmt.kinds == ("pos", "pos"):
                 arrays.update(crd0=arrays["crd0"][:m], pos1=arrays["pos1"][:m + 1],
                               crd1=arrays["crd1"][:n])
             else:
@@ -462,15 +462,10 @@ def _combine_zero(monoid: str, out: np.ndarray, missing: np.ndarray) -> None:
     out[missing] = fn(out[missing], zero)
 
 
-def _kinds(fmt: Format) -> tuple[str, ...]:
-    """Level capabilities as the assembler sees them: full, pos(+crd), or one (singleton)."""
-    return tuple("full" if lv.full else "pos" if lv.has_pos else "one" for lv in fmt.levels)
-
-
 def _compress(crds, fmt: Format, shape, out_index) -> dict[str, np.ndarray]:
     """Sorted coordinate lists (storage order) -> the level arrays of ``fmt``."""
     ix = np.dtype(out_index)
-    kinds = _kinds(fmt)
+    kinds = fmt.kinds
     if kinds == ("full", "pos"):
         rows = shape[fmt.mode_order[0]]
         counts = np.bincount(crds[0], minlength=rows) if crds[0].size else np.zeros(rows, int)
@@ -487,7 +482,7 @@ def _compress(crds, fmt: Format, shape, out_index) -> dict[str, np.ndarray]:
 def _wrap(fmt: Format, out_name: str, shape, val, arrays, library):
     if fmt.is_dense:
         return val
-    kinds = _kinds(fmt)
+    kinds = fmt.kinds
     if kinds == ("pos", "pos"):  # dcsr: scipy has no DCSR, expand pos over all rows
         rows = shape[fmt.mode_order[0]]
         counts = np.zeros(rows, dtype=np.int64)

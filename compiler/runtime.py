@@ -95,8 +95,7 @@ def sparse_levels(value: Any, leaf: Input, name: str) -> dict[str, np.ndarray]:
     """Level arrays (``pos<l>``, ``crd<l>``) and ``val`` of a sparse input, validated and
     canonical, in the layout ``leaf.format`` describes."""
     shape = tuple(int(n) for n in value.shape)
-    kinds = tuple("full" if lv.full else "pos" if lv.has_pos else "one"
-                  for lv in leaf.format.levels)
+    kinds = leaf.format.kinds
     if is_scipy_sparse(value):
         fmt = value.format
         if kinds == ("full", "pos") and fmt not in ("csr", "csc", "coo") and value.ndim == 2:

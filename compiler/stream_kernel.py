@@ -295,9 +295,9 @@ def bulk_shifts(piece: StreamPiece, fmt, dtype) -> tuple[sz.Expr, ...] | None:
     each output coordinate its leaf coordinate plus a constant shift, no guard, no map, same
     dtype — those shifts (in storage order); else None."""
     leaf = piece.leaf
-    kinds = _level_kinds(fmt)
+    kinds = fmt.kinds
     if piece.free or piece.layers or piece.guard != sz.TRUE or leaf.dtype != dtype or \
-            _level_kinds(leaf.format) != kinds:
+            leaf.format.kinds != kinds:
         return None
     if kinds != ("full", "pos") and not (kinds and kinds[0] == "pos" and
                                          all(k == "one" for k in kinds[1:])):
@@ -313,15 +313,11 @@ def bulk_shifts(piece: StreamPiece, fmt, dtype) -> tuple[sz.Expr, ...] | None:
     return tuple(shifts)
 
 
-def _level_kinds(fmt) -> tuple[str, ...]:
-    return tuple("full" if lv.full else "pos" if lv.has_pos else "one" for lv in fmt.levels)
-
-
 def emit_bulk(body: Body, pieces, fmt, out_shape, assembler, index_dtypes) -> None:
     """Whole leaves copied one after another (vstack of CSR or COO): values and coordinates
     by bulk copies, row starts by one pass over the leaf's ``pos`` — the plan scipy's own
     stack uses, valid because the pieces were proved to arrive in storage order."""
-    kinds = _level_kinds(fmt)
+    kinds = fmt.kinds
     ix = assembler.ix
     cnt, base, t = (body.declare(x, "int64_t") for x in ("seg_len", "seg_start", "t"))
     for n, piece in enumerate(pieces):

@@ -85,6 +85,9 @@ class Format:
     mode_order: tuple[int, ...]
     name: str = ""
     is_dense: bool = field(init=False, compare=False, repr=False, default=False)
+    # what each level can do, as lowering asks it: "full" (dense), "pos" (pos + crd arrays)
+    # or "one" (a crd array only: singleton)
+    kinds: tuple[str, ...] = field(init=False, compare=False, repr=False, default=())
 
     def __post_init__(self):
         n = len(self.levels)
@@ -95,6 +98,8 @@ class Format:
             if not isinstance(lv, Level):
                 raise IllFormedProgram(f"levels must be Level objects, found {lv!r}")
         object.__setattr__(self, "is_dense", all(lv.full for lv in self.levels))
+        object.__setattr__(self, "kinds", tuple(
+            "full" if lv.full else "pos" if lv.has_pos else "one" for lv in self.levels))
 
     @property
     def ndim(self) -> int:
