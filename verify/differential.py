@@ -189,15 +189,22 @@ class _Checker:
         except Exception:  # the call below reports the same failure with its context
             pass
         before = [_storage_snapshot(a) for a in inputs]
+        crash = None
         try:
             with np.errstate(all="ignore"):
                 got = jf(*inputs)
         except InvalidData as exc:
             if rejected is not None:
                 return  # both reject the data
-            report.fail(f"the compiled kernel raised InvalidData: {exc}", exc)
+            crash = exc
         except Exception as exc:  # noqa: BLE001 - any crash of the kernel is the finding
-            report.fail(f"the compiled kernel raised {type(exc).__name__}: {exc}", exc)
+            crash = exc
+        if crash is not None:
+            # raised outside the except block, the kernel's traceback quoted in the message:
+            # Hypothesis tells failures apart by their exception chains, and a chain through
+            # each generated module would make every kernel a "distinct" failure
+            report.fail(f"the compiled kernel raised {type(crash).__name__}: {crash}",
+                        _traceback_text(crash))
         report.got = got
         for p, (a, snap) in enumerate(zip(inputs, before)):
             if not _same_storage(snap, _storage_snapshot(a)):
@@ -443,12 +450,14 @@ class _Report:
         self.program = None
         self.expected = self.rejected = self.got = None
 
-    def fail(self, what: str, cause: BaseException | None = None):
-        raise DifferentialError(self.message(what)) from cause
+    def fail(self, what: str, detail: str | None = None):
+        raise DifferentialError(self.message(what, detail))
 
-    def message(self, what: str) -> str:
-        lines = [f"differential: {what}", f"function: {_function_text(self.fn)}",
-                 f"out: {self.out!r}"]
+    def message(self, what: str, detail: str | None = None) -> str:
+        lines = [f"differential: {what}"]
+        if detail:
+            lines += ["kernel traceback (most recent call last):", _indent(detail)]
+        lines += [f"function: {_function_text(self.fn)}", f"out: {self.out!r}"]
         if self.program is not None:
             lines += ["program (as compiled, sizes symbolic):", _indent(repr(self.program))]
         lines.append("inputs:")
@@ -462,6 +471,11 @@ class _Report:
         else:
             lines.append(_indent(describe_array(self.expected)))
         return "\n".join(lines)
+
+
+def _traceback_text(exc: BaseException) -> str:
+    import traceback
+    return "".join(traceback.format_tb(exc.__traceback__)[-4:]).rstrip()
 
 
 def _function_text(fn: Callable) -> str:

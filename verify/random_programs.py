@@ -345,6 +345,10 @@ class Program:
         shown = ", ".join(f"x{p}: {_brief(a)}" for p, a in enumerate(self.inputs))
         return f"Program({self.source}, out={self.out!r}; {shown})"
 
+    def _repr_pretty_(self, printer, cycle) -> None:
+        # Hypothesis prints falsifying examples with this hook (else dataclass fields)
+        printer.text(repr(self))
+
 
 def _brief(a) -> str:
     fmt = getattr(a, "format", "dense")

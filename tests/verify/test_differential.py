@@ -13,8 +13,10 @@ with no other code (part 8, compile half).
   out formats, against the interpreter *and* NumPy (``np.flip``, ``np.roll``,
   ``np.diagonal``); a wrong roll is caught because its two maps disagree.
 
-Known compiler bugs (``/work/notes/compiler_failures.md`` §6, §7) are strict xfails; the
-random-program test skips inputs that hit them (``_known_bug``).
+Regression tests pin the three compiler bugs these tests found (fixed in aef8d60): a 0-d
+dense input in a stream kernel, duplicate COO entries with int32/bool values, and the error
+class of a failing size precondition. A fourth, still open, is a strict xfail and the random
+programs skip the inputs that hit it (``_known_bug``).
 """
 
 from __future__ import annotations
@@ -195,9 +197,8 @@ def test_a_result_where_the_interpreter_rejects_the_data_is_caught(monkeypatch):
 
 
 @cython
-@pytest.mark.xfail(strict=True, reason="compiler_failures.md §8: IllFormedProgram, not "
-                                       "InvalidData, when a size precondition fails")
 def test_both_engines_rejecting_the_data_is_agreement():
+    # found by this harness: the compiler called a failing size precondition IllFormedProgram
     verify.differential(_roll_too_far, np.arange(3.0))
 
 
@@ -340,34 +341,42 @@ def _has_duplicates(a) -> bool:
 # --- random programs, compiled ------------------------------------------------------------------
 
 def _known_bug(p: Program) -> bool:
-    """Inputs that hit a known, reported compiler bug (compiler_failures.md §6, §7)."""
-    for a in p.inputs:
-        if isinstance(a, np.ndarray) and a.ndim == 0:
-            return True  # §6
-        if (sp.issparse(a) and a.format == "coo" and a.dtype.kind in "bi"
-                and a.dtype.itemsize < 8 and _has_duplicates(a)):
-            return True  # §7
-    return False
+    """Programs that hit a reported, still open compiler bug: two dense inputs of different
+    dtypes in one stream kernel (compiler_failures.md §9)."""
+    dense = {a.dtype for a in p.inputs if isinstance(a, np.ndarray)}
+    return len(dense) > 1
 
 
 @cython
 @settings(max_examples=_cap(25))
 @given(programs())
-def test_random_programs_compile_like_they_interpret(p):
+def test_random_programs_compile_like_they_interpret(p: Program):
     assume(not _known_bug(p))
     verify.differential(p, *p.inputs, out=p.out)
 
 
 @cython
-@pytest.mark.xfail(strict=True, reason="compiler_failures.md §6: 0-d dense input")
-def test_known_bug_zero_d_dense_input():
-    verify.differential(lambda a: a, np.array(3.0), out="dense")
+@pytest.mark.xfail(strict=True, reason="compiler_failures.md §9: 'variable dv declared as two "
+                                       "types'; when this passes, drop _known_bug")
+def test_known_bug_dense_leaves_of_two_dtypes():
+    verify.differential(lambda a, b: sf.concat([a, b]), np.ones(3), np.ones(2, np.float32),
+                        out="csr")
 
 
 @cython
-@pytest.mark.xfail(strict=True, reason="compiler_failures.md §7: duplicates, int32 values")
-def test_known_bug_noncanonical_coo_small_values():
-    a = sp.coo_array((np.array([1, 2], dtype=np.int32), (np.array([1, 1]), np.array([0, 0]))),
+@pytest.mark.parametrize("out", ["dense", "csr"])
+def test_regression_zero_d_dense_input(out):
+    # found by the random programs (shrunk to `lambda x0: x0[()]`): the stream kernel
+    # skipped zeros with a `continue` outside any loop
+    verify.differential(lambda a: a, np.array(3.0), out=out)
+    verify.differential(lambda a: a.reshape((1, 1)), np.array(0.0), out=out)
+
+
+@cython
+@pytest.mark.parametrize("dtype", ["int32", "bool"])
+def test_regression_noncanonical_coo_small_values(dtype):
+    # found by the random programs: summing duplicates promoted int32/bool values to int64
+    a = sp.coo_array((np.array([1, 1], dtype=dtype), (np.array([1, 1]), np.array([0, 0]))),
                      shape=(2, 2))
     verify.differential(lambda x: x, a, out="coo")
 
@@ -460,7 +469,7 @@ MIXED = {**{k: OPERATORS[k] for k in ("slice", "reshape", "concat", "map", "redu
 @cython
 @settings(max_examples=_cap(10))
 @given(programs(operators=MIXED))
-def test_random_programs_with_user_operators(p):
+def test_random_programs_with_user_operators(p: Program):
     assume(not _known_bug(p))
     verify.differential(p, *p.inputs, out=p.out)
 
