@@ -300,6 +300,7 @@ class Kernel:
 
     def _bind(self, values) -> dict[str, int]:
         env: dict[str, int] = {}
+        derived = []
         for inp in self.inputs:
             if inp.name not in values:
                 raise InvalidData(f"no array was given for input {inp.name!r}")
@@ -317,9 +318,12 @@ class Kernel:
                     if declared.value != n:
                         raise InvalidData(f"input {inp.name!r}: expected shape "
                                           f"{tuple(map(str, inp.shape))}, found {shape}")
-                elif int(sz.evaluate(declared, env)) != n:
-                    raise InvalidData(f"input {inp.name!r}: expected shape "
-                                      f"{tuple(map(str, inp.shape))}, found {shape}")
+                else:  # a size expression (a product of symbols): checked once all are bound
+                    derived.append((inp, declared, n, shape))
+        for inp, declared, n, shape in derived:
+            if int(sz.evaluate(declared, env)) != n:
+                raise InvalidData(f"input {inp.name!r}: expected shape "
+                                  f"{tuple(map(str, inp.shape))}, found {shape}")
         if any(e > _INT64_MAX for e in self._extents_fn(env)):
             raise InvalidData(f"sizes {env} make an array of more than 2**63 - 1 elements; "
                               f"coordinates would overflow int64")

@@ -71,7 +71,7 @@ class JitFunction:
             if info is None:
                 lazies.append(a)
                 continue
-            shape = tuple(n if (concrete or n in (0, 1)) else sz.Sym(f"n{classes[n]}")
+            shape = tuple(n if (concrete or n in (0, 1)) else _size_expr(classes[n])
                           for n in info.shape)
             lazies.append(LazyArray(Input(f"a{p}", shape, info.dtype, info.format)))
         result = self.fn(*lazies)
@@ -89,7 +89,7 @@ class JitFunction:
         classes = _size_classes(infos)
         sig = tuple(("scalar", type(a).__name__, a) if info is None else
                     (info.format, info.dtype.str, len(info.shape),
-                     tuple(n if n in (0, 1) else -1 - classes[n] for n in info.shape))
+                     tuple(n if n in (0, 1) else ("size", classes[n]) for n in info.shape))
                     for a, info in zip(args, infos))
         with self._lock:
             hit = self._programs.get(sig)
@@ -121,17 +121,30 @@ class JitFunction:
         return kernel(values, library)
 
 
-def _size_classes(infos) -> dict[int, int]:
-    """Sizes (other than 0 and 1) numbered by first appearance: equal sizes share a symbol,
-    so ``concat([a, b], axis=1)`` of two 50-row arrays traces with one row symbol. The
-    equality pattern is part of the signature, so the kernel is never used where it differs."""
-    classes: dict[int, int] = {}
-    for info in infos:
-        if info is not None:
-            for n in info.shape:
-                if n not in (0, 1) and n not in classes:
-                    classes[n] = len(classes)
+def _size_classes(infos) -> dict[int, object]:
+    """Sizes (other than 0 and 1) numbered in ascending order: equal sizes share a symbol,
+    so ``concat([a, b], axis=1)`` of two 50-row arrays traces with one row symbol; a size
+    that is the product of two earlier ones is traced as that product (``flatten(A) * b``
+    with ``b`` of length ``N*C``). The pattern is part of the signature, so the kernel is
+    never used where it differs."""
+    sizes = sorted({n for info in infos if info is not None for n in info.shape} - {0, 1})
+    classes: dict[int, object] = {}
+    symbols: list[int] = []
+    for n in sizes:  # ascending, so factors are numbered before their products
+        factors = next(((i, j) for i, a in enumerate(symbols) for j, b in enumerate(symbols)
+                        if i <= j and a * b == n), None)
+        if factors is not None:
+            classes[n] = factors
+        else:
+            classes[n] = len(symbols)
+            symbols.append(n)
     return classes
+
+
+def _size_expr(cls) -> sz.Expr:
+    if isinstance(cls, tuple):
+        return sz.mul(sz.Sym(f"n{cls[0]}"), sz.Sym(f"n{cls[1]}"))
+    return sz.Sym(f"n{cls}")
 
 
 def _is_scalar(a) -> bool:
