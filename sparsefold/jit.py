@@ -122,22 +122,25 @@ class JitFunction:
 
 
 def _size_classes(infos) -> dict[int, object]:
-    """Sizes (other than 0 and 1) numbered in ascending order: equal sizes share a symbol,
+    """Sizes (other than 0 and 1) numbered by first appearance: equal sizes share a symbol,
     so ``concat([a, b], axis=1)`` of two 50-row arrays traces with one row symbol; a size
     that is the product of two earlier ones is traced as that product (``flatten(A) * b``
     with ``b`` of length ``N*C``). The pattern is part of the signature, so the kernel is
     never used where it differs."""
-    sizes = sorted({n for info in infos if info is not None for n in info.shape} - {0, 1})
-    classes: dict[int, object] = {}
-    symbols: list[int] = []
-    for n in sizes:  # ascending, so factors are numbered before their products
-        factors = next(((i, j) for i, a in enumerate(symbols) for j, b in enumerate(symbols)
-                        if i <= j and a * b == n), None)
-        if factors is not None:
-            classes[n] = factors
+    seen = [n for info in infos if info is not None for n in info.shape if n not in (0, 1)]
+    order = list(dict.fromkeys(seen))                      # distinct, by first appearance
+    base: list[int] = []
+    products: dict[int, tuple[int, int]] = {}
+    for n in sorted(order):  # ascending, so factors are decided before their products
+        pair = next(((a, b) for a in base for b in base if a <= b and a * b == n), None)
+        if pair is None:
+            base.append(n)
         else:
-            classes[n] = len(symbols)
-            symbols.append(n)
+            products[n] = pair
+    number = {n: k for k, n in enumerate(x for x in order if x not in products)}
+    classes: dict[int, object] = dict(number)
+    for n, (a, b) in products.items():
+        classes[n] = tuple(sorted((number[a], number[b])))
     return classes
 
 
