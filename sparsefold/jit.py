@@ -64,9 +64,13 @@ class JitFunction:
         self._recent: dict[tuple, tuple] = {}
         self._lock = threading.Lock()
 
-    def _trace(self, args, infos, concrete: bool):
+    def _trace(self, args, infos, mode: str):
+        """Trace on symbolic sizes (``mode`` "plain": equal sizes share a symbol;
+        "products": a size equal to the product of two others is that product) or on the
+        call's concrete sizes ("concrete")."""
         lazies = []
-        classes = _size_classes(infos)
+        concrete = mode == "concrete"
+        classes = _size_classes(infos, products=mode == "products")
         for p, (a, info) in enumerate(zip(args, infos)):
             if info is None:
                 lazies.append(a)
@@ -86,18 +90,23 @@ class JitFunction:
     def program_for(self, *args):
         """(program, input names, output format) for these arguments (traced if new)."""
         infos = [None if _is_scalar(a) else describe(a) for a in args]
-        classes = _size_classes(infos)
+        plain, prods = _size_classes(infos), _size_classes(infos, products=True)
         sig = tuple(("scalar", type(a).__name__, a) if info is None else
                     (info.format, info.dtype.str, len(info.shape),
-                     tuple(n if n in (0, 1) else ("size", classes[n]) for n in info.shape))
+                     tuple(n if n in (0, 1) else (plain[n], prods[n]) for n in info.shape))
                     for a, info in zip(args, infos))
         with self._lock:
             hit = self._programs.get(sig)
         if hit is None or (hit[1] and hit[2] != tuple(i.shape for i in infos if i)):
-            try:
-                program, concrete = self._trace(args, infos, concrete=False), False
-            except (IllFormedProgram, TypeError, ValueError):
-                program, concrete = self._trace(args, infos, concrete=True), True
+            program = None
+            for mode in ("plain", "products"):
+                try:
+                    program, concrete = self._trace(args, infos, mode), False
+                    break
+                except (IllFormedProgram, TypeError, ValueError):
+                    continue
+            if program is None:
+                program, concrete = self._trace(args, infos, "concrete"), True
             hit = (program, concrete, tuple(i.shape for i in infos if i))
             if not concrete:
                 with self._lock:
@@ -121,25 +130,27 @@ class JitFunction:
         return kernel(values, library)
 
 
-def _size_classes(infos) -> dict[int, object]:
+def _size_classes(infos, *, products: bool = False) -> dict[int, object]:
     """Sizes (other than 0 and 1) numbered by first appearance: equal sizes share a symbol,
-    so ``concat([a, b], axis=1)`` of two 50-row arrays traces with one row symbol; a size
-    that is the product of two earlier ones is traced as that product (``flatten(A) * b``
-    with ``b`` of length ``N*C``). The pattern is part of the signature, so the kernel is
-    never used where it differs."""
+    so ``concat([a, b], axis=1)`` of two 50-row arrays traces with one row symbol. With
+    ``products``, a size that is the product of two others is traced as that product
+    (``flatten(A) * b`` with ``b`` of length ``N*C``); tracing tries that only when the plain
+    classes fail. The pattern is part of the signature, so the kernel is never used where it
+    differs."""
     seen = [n for info in infos if info is not None for n in info.shape if n not in (0, 1)]
     order = list(dict.fromkeys(seen))                      # distinct, by first appearance
     base: list[int] = []
-    products: dict[int, tuple[int, int]] = {}
+    factored: dict[int, tuple[int, int]] = {}
     for n in sorted(order):  # ascending, so factors are decided before their products
-        pair = next(((a, b) for a in base for b in base if a <= b and a * b == n), None)
+        pair = next(((a, b) for a in base for b in base if a <= b and a * b == n), None) \
+            if products else None
         if pair is None:
             base.append(n)
         else:
-            products[n] = pair
-    number = {n: k for k, n in enumerate(x for x in order if x not in products)}
+            factored[n] = pair
+    number = {n: k for k, n in enumerate(x for x in order if x not in factored)}
     classes: dict[int, object] = dict(number)
-    for n, (a, b) in products.items():
+    for n, (a, b) in factored.items():
         classes[n] = tuple(sorted((number[a], number[b])))
     return classes
 

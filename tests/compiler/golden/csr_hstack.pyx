@@ -1,12 +1,12 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: stream -> csr
-# sparsefold compiler 0.1.0; source hash 48adc76c74ac9ee6
+# sparsefold compiler 0.1.0; source hash 7b10b8de06a7cfda
 #
 # Program:
-#   %0 = input a0: float32[n1 * n1, n0] csr
-#   %1 = input a1: float32[n1 * n1, n1] csr
-#   %2 = concat(%0, %1, axis=1)                  : float32(n1 * n1, n0 + n1)
+#   %0 = input a0: float32[n0, n1] csr
+#   %1 = input a1: float32[n0, n2] csr
+#   %2 = concat(%0, %1, axis=1)                  : float32(n0, n1 + n2)
 # Strategy: stream (2 piece(s)); Output: csr, appended in storage order (order proved for every piece; no sort needed).
 
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
@@ -28,7 +28,7 @@ cdef void* _sf_address(object array, Py_ssize_t itemsize, bint writable) except?
         raise ValueError(f"expected items of {itemsize} bytes, got {found}")
     return address
 
-def run(object p_a0_pos1, object p_a0_crd1, object p_a0_val, object p_a1_pos1, object p_a1_crd1, object p_a1_val, int64_t S_n1, int64_t S_n0, object p_out_pos1, object p_out_crd1, object p_out_val):
+def run(object p_a0_pos1, object p_a0_crd1, object p_a0_val, object p_a1_pos1, object p_a1_crd1, object p_a1_val, int64_t S_n0, int64_t S_n1, int64_t S_n2, object p_out_pos1, object p_out_crd1, object p_out_val):
     cdef int64_t cur
     cdef int64_t i0
     cdef int64_t i1
@@ -56,7 +56,7 @@ def run(object p_a0_pos1, object p_a0_crd1, object p_a0_val, object p_a1_pos1, o
         cur = 0
         out_pos1[0] = 0
         # row-driven loop: output rows outermost; each piece contributes its source row (backward map), in piece order
-        for r in range((S_n1 * S_n1)):
+        for r in range(S_n0):
             # piece 0: row of a0 (csr)
             i0 = r
             q0 = i0
@@ -76,7 +76,7 @@ def run(object p_a0_pos1, object p_a0_crd1, object p_a0_val, object p_a1_pos1, o
             seg_len = a1_pos1[q0 + 1] - seg_start
             memcpy(&out_val[n], &a1_val[seg_start], seg_len * sizeof(float))
             for t in range(seg_len):
-                out_crd1[n + t] = <int32_t>(a1_crd1[seg_start + t] + S_n0)
+                out_crd1[n + t] = <int32_t>(a1_crd1[seg_start + t] + S_n1)
             n = n + seg_len
             out_pos1[r + 1] = <int32_t>n
     return (n, m)

@@ -1,19 +1,19 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: stream -> dense
-# sparsefold compiler 0.1.0; source hash ca7f8c4ed06ff6ee
+# sparsefold compiler 0.1.0; source hash 093d9205a2f8a54a
 #
 # Program:
-#   %0 = input a0: float32[n0, n1 * n1] csr
-#   %1 = input a1: float32[n1, n1 * n1] csr
-#   %2 = concat(%0, %1, axis=0)                  : float32(n0 + n1, n1 * n1)
-#   %3 = expanddims(%2, axis=2)                  : float32(n0 + n1, n1 * n1, 1)
-#   %4 = input a2: float32[n1 * n1] dense
-#   %5 = expanddims(%4, axis=1)                  : float32(n1 * n1, 1)
-#   %6 = expanddims(%5, axis=0)                  : float32(1, n1 * n1, 1)
-#   %7 = map(%3, %6, fn=multiply)                : float32(n0 + n1, n1 * n1, 1)
-#   %8 = reduce(%7, axes=(1,), monoid=sum, dtype_request=float32) : float32(n0 + n1, 1)
-#   %9 = squeeze(%8, axes=(1,))                  : float32(n0 + n1,)
+#   %0 = input a0: float32[n0, n1] csr
+#   %1 = input a1: float32[n2, n1] csr
+#   %2 = concat(%0, %1, axis=0)                  : float32(n0 + n2, n1)
+#   %3 = expanddims(%2, axis=2)                  : float32(n0 + n2, n1, 1)
+#   %4 = input a2: float32[n1] dense
+#   %5 = expanddims(%4, axis=1)                  : float32(n1, 1)
+#   %6 = expanddims(%5, axis=0)                  : float32(1, n1, 1)
+#   %7 = map(%3, %6, fn=multiply)                : float32(n0 + n2, n1, 1)
+#   %8 = reduce(%7, axes=(1,), monoid=sum, dtype_request=float32) : float32(n0 + n2, 1)
+#   %9 = squeeze(%8, axes=(1,))                  : float32(n0 + n2,)
 # Strategy: stream (2 piece(s)); Output: dense, each stored entry combined with sum.
 # Valid when a2 are finite (0 * inf is nan); the runtime checks and otherwise runs the dense kernel.
 
@@ -36,7 +36,7 @@ cdef void* _sf_address(object array, Py_ssize_t itemsize, bint writable) except?
         raise ValueError(f"expected items of {itemsize} bytes, got {found}")
     return address
 
-def run(object p_a0_pos1, object p_a0_crd1, object p_a0_val, object p_a1_pos1, object p_a1_crd1, object p_a1_val, size_t p_a2_val, int64_t a2_st0, int64_t S_n0, int64_t S_n1, object p_out_val):
+def run(object p_a0_pos1, object p_a0_crd1, object p_a0_val, object p_a1_pos1, object p_a1_crd1, object p_a1_val, size_t p_a2_val, int64_t a2_st0, int64_t S_n0, int64_t S_n1, int64_t S_n2, object p_out_val):
     cdef int64_t i0
     cdef int64_t i1
     cdef int64_t o0
@@ -62,7 +62,7 @@ def run(object p_a0_pos1, object p_a0_crd1, object p_a0_val, object p_a1_pos1, o
                 v_1 = (<float>(((<float>(a0_val[q1])) * (<float>(a2_val[i1*a2_st0])))))
                 out_val[o0] = (<float>(out_val[o0] + (<float>(v_1))))
         # piece 1: entries of a1 (csr) in storage order -> output coordinates _i0 + n0
-        for i0 in range(S_n1):
+        for i0 in range(S_n2):
             q0 = i0
             o0 = (i0 + S_n0)
             for q1 in range(a1_pos1[q0], a1_pos1[q0 + 1]):
