@@ -36,7 +36,7 @@ from sparsefold.verify.strategies import dense_arrays, format_fits, reshape_targ
     slice_keys, sparse_arrays
 
 __all__ = ["programs", "Program", "Term", "Operator", "Limits", "OPERATORS", "UNARY_MAPS",
-           "BINARY_MAPS", "inputs"]
+           "BINARY_MAPS"]
 
 
 @dataclass(frozen=True)
@@ -230,6 +230,7 @@ OPERATORS: dict[str, Operator] = {
 
 @st.composite
 def _leaf(draw, limits: Limits, shape: tuple | None = None):
+    """One input array of ``shape`` (drawn if None) in a format that can hold its rank."""
     if shape is None:
         # 0-d inputs (dense only) now and then; half the leaves without 0/1 sizes, which
         # jit traces as concrete edge cases while every other size is a symbol
@@ -252,11 +253,6 @@ def _leaf(draw, limits: Limits, shape: tuple | None = None):
             canonical=not (odd and draw(st.booleans())),
             index_dtype="int64" if odd and draw(st.booleans()) else None))
     return Term("input", (), {"array": data}, sf.asarray(data))
-
-
-def inputs(limits: Limits | None = None, shape: tuple | None = None) -> st.SearchStrategy[Term]:
-    """A leaf: one input array (any of ``limits.formats`` that can hold its rank)."""
-    return _leaf(limits or Limits(), shape)
 
 
 # --- inner nodes -------------------------------------------------------------------------------
