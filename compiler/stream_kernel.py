@@ -144,7 +144,7 @@ def _open_leaf_loops(body: Body, leaf: Input, nest: _Nest) -> str:
             nest.in_loop = True
             coords.append(var)
             nest.bind(f"_i{d}", var)
-        v = body.declare("dv", ctype(leaf.dtype))
+        v = body.declare(f"dv_{leaf.name}", ctype(leaf.dtype))
         body.line(f"{v} = {dense_leaf(leaf, tuple(coords))}")
         if leaf.ndim:
             body.line(f"if {v} == 0: continue  # a dense operand stores no zeros in a sparse "

@@ -13,10 +13,9 @@ with no other code (part 8, compile half).
   out formats, against the interpreter *and* NumPy (``np.flip``, ``np.roll``,
   ``np.diagonal``); a wrong roll is caught because its two maps disagree.
 
-Regression tests pin the three compiler bugs these tests found (fixed in aef8d60): a 0-d
-dense input in a stream kernel, duplicate COO entries with int32/bool values, and the error
-class of a failing size precondition. A fourth, still open, is a strict xfail and the random
-programs skip the inputs that hit it (``_known_bug``).
+Regression tests pin the four compiler bugs these tests found: a 0-d dense input in a stream
+kernel, duplicate COO entries with int32/bool values, the error class of a failing size
+precondition (fixed in aef8d60), and two dense inputs of different dtypes in one kernel.
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import sparse as pydata
-from hypothesis import HealthCheck, assume, find, given, settings
+from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
 import sparsefold as sf
@@ -340,25 +339,16 @@ def _has_duplicates(a) -> bool:
 
 # --- random programs, compiled ------------------------------------------------------------------
 
-def _known_bug(p: Program) -> bool:
-    """Programs that hit a reported, still open compiler bug: two dense inputs of different
-    dtypes in one stream kernel (compiler_failures.md §9)."""
-    dense = {a.dtype for a in p.inputs if isinstance(a, np.ndarray)}
-    return len(dense) > 1
-
-
 @cython
 @settings(max_examples=_cap(25))
 @given(programs())
 def test_random_programs_compile_like_they_interpret(p: Program):
-    assume(not _known_bug(p))
     verify.differential(p, *p.inputs, out=p.out)
 
 
 @cython
-@pytest.mark.xfail(strict=True, reason="compiler_failures.md §9: 'variable dv declared as two "
-                                       "types'; when this passes, drop _known_bug")
-def test_known_bug_dense_leaves_of_two_dtypes():
+def test_regression_dense_leaves_of_two_dtypes():
+    # found by the random programs: one `dv` variable was declared for every dense leaf
     verify.differential(lambda a, b: sf.concat([a, b]), np.ones(3), np.ones(2, np.float32),
                         out="csr")
 
@@ -470,7 +460,6 @@ MIXED = {**{k: OPERATORS[k] for k in ("slice", "reshape", "concat", "map", "redu
 @settings(max_examples=_cap(10))
 @given(programs(operators=MIXED))
 def test_random_programs_with_user_operators(p: Program):
-    assume(not _known_bug(p))
     verify.differential(p, *p.inputs, out=p.out)
 
 
