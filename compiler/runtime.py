@@ -258,6 +258,23 @@ def _compressed_array(cls, data, indices, indptr, shape):
     return out
 
 
+def _coo_array(cls, data, coords, shape):
+    """A scipy COO array around canonical coordinates we built, set up as scipy's own
+    constructor does for arrays it trusts; the public constructor (which re-checks and
+    copies index dtypes) is the fallback if a scipy version lacks those internals."""
+    try:
+        from scipy.sparse._data import _data_matrix
+        out = cls.__new__(cls)
+        _data_matrix.__init__(out, None)
+        out._shape, out.coords, out.data = tuple(shape), tuple(coords), data
+        if out.shape != tuple(shape) or out.nnz != data.shape[0]:
+            raise AttributeError("unexpected scipy internals")
+    except (ImportError, AttributeError, TypeError, ValueError):
+        out = cls((data, tuple(coords)), shape=shape)
+    out.has_canonical_format = True
+    return out
+
+
 def wrap_result(fmt_name: str, shape, val, arrays: dict[str, np.ndarray], library: str):
     """A scipy (or pydata) array around assembled level arrays (already trimmed)."""
     import scipy.sparse as sp
@@ -283,6 +300,4 @@ def wrap_result(fmt_name: str, shape, val, arrays: dict[str, np.ndarray], librar
         import sparse
         return sparse.COO(np.stack(coords) if coords else np.zeros((0, val.shape[0]), int),
                           val, shape=shape, sorted=True, has_duplicates=False)
-    out = sp.coo_array((val, coords), shape=shape)
-    out.has_canonical_format = True
-    return out
+    return _coo_array(sp.coo_array, val, coords, shape)
