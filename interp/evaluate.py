@@ -203,8 +203,10 @@ def eval_shape_op(node: ShapeOp, args, env) -> np.ndarray:
     # a precondition on symbolic sizes (an index within its axis) is first decidable here,
     # once the data has bound the sizes; the data is at fault when it fails
     if not sz.evaluate(im.requires, env):
-        raise InvalidData(f"{type(node).__name__}: expected sizes with {im.requires}, found "
-                          f"{dict(sorted(env.items()))}")
+        shapes = ", ".join(str(tuple(_size(n, env) for n in s)) for s in im.in_shapes)
+        cond = "" if sz.is_const(im.requires) else f" ({im.requires})"
+        raise InvalidData(f"{type(node).__name__}: its precondition on sizes{cond} does not "
+                          f"hold for operand shapes {shapes}; sizes {dict(sorted(env.items()))}")
     out_shape = tuple(_size(n, env) for n in im.out_shape)
     if im.fill is None:
         out = np.empty(out_shape, dtype=node.dtype)

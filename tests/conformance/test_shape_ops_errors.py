@@ -275,7 +275,7 @@ def test_symbolic_index_past_its_axis_is_invalid_data():
     np.testing.assert_array_equal(y.interpret(A=np.arange(6).reshape(2, 3)),
                                   np.arange(6).reshape(2, 3)[:, 2])
     for bad in (np.zeros((3, 3), np.int64), np.zeros((2, 0), np.int64)):
-        with pytest.raises(sf.InvalidData, match=re.escape("expected sizes with")):
+        with pytest.raises(sf.InvalidData, match=re.escape("precondition on sizes")):
             y.interpret(A=bad)
 
 

@@ -188,7 +188,7 @@ def _roll_too_far(v):
 @cython
 def test_a_result_where_the_interpreter_rejects_the_data_is_caught(monkeypatch):
     x = np.arange(3.0)
-    with pytest.raises(sf.InvalidData, match="expected sizes with"):
+    with pytest.raises(sf.InvalidData, match="precondition on sizes"):
         _roll_too_far(sf.asarray(x)).interpret()
     monkeypatch.setattr(JitFunction, "__call__", lambda self, *args: np.zeros(3))
     with pytest.raises(DifferentialError, match="the interpreter rejected the data"):
