@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
@@ -372,5 +371,3 @@ def tensordot(x1, x2, /, *, axes=2) -> LazyArray:
     # like np.tensordot (np.dot), accumulate in the product's dtype: int32 stays int32
     return _wrap(Reduce(prod_, contracted, "sum", prod_.dtype), ba, bb)
 
-
-_ = Any

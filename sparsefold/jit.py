@@ -195,24 +195,21 @@ def compute(x: LazyArray, out: str | None = None):
 
 def show(fn, *example_args, out: str | None = None) -> str:
     """The generated Cython for ``fn`` on arguments like ``example_args`` (printed and
-    returned). ``fn`` may also be a LazyArray."""
+    returned; index widths as for these arguments). ``fn`` may also be a LazyArray."""
+    from sparsefold.compiler import runtime
     if isinstance(fn, LazyArray):
         program, values = _canonical(fn)
         out = out or _default_out([describe(v) for v in values.values()])
-        args = list(values.values())
     else:
         jf = fn if isinstance(fn, JitFunction) else JitFunction(fn, out)
         program, out = jf.program_for(*example_args)
         values = {f"a{p}": a for p, a in enumerate(example_args) if not _is_scalar(a)}
-        args = list(example_args)
     kernel = compile_program(program, out)
-    from sparsefold.compiler import runtime
     index_dtypes = {}
     for inp in kernel.inputs:
-        if not inp.format.is_dense and kernel.plan.strategy == "stream":
+        if not inp.format.is_dense and kernel.plan.strategy != "dense":
             levels = runtime.sparse_levels(values[inp.name], inp, inp.name)
-            index_dtypes[inp.name] = {k: v.dtype.name for k, v in levels.items() if k != "val"}
-    _ = args
-    text, _args = kernel.source(index_dtypes, "int32")
+            index_dtypes[inp.name] = {k: v.dtype for k, v in levels.items() if k != "val"}
+    text = kernel.source(index_dtypes, "int32")[0]
     print(text)
     return text
