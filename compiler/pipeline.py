@@ -251,7 +251,10 @@ class Kernel:
         else:
             emit_pieces(body, p.pieces, asm, located)
         asm.epilogue(body)
-        notes = [f"Strategy: stream ({len(p.pieces)} piece(s)); {asm.note}."]
+        what = "two sparse operands, row loop" if p.strategy == "merge" and p.merge.rows else \
+            "two sparse operands, cursors" if p.strategy == "merge" else \
+            f"{len(p.pieces)} piece(s), {p.loop} loop"
+        notes = [f"Strategy: {p.strategy} ({what}); {asm.note}."]
         if p.finite:
             notes.append("Valid when " + ", ".join(i.name for i in p.finite) + " are finite "
                          "(0 * inf is nan); the runtime checks and otherwise runs the dense "

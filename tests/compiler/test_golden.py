@@ -73,3 +73,14 @@ def test_fallback_is_announced_in_the_source():
               if k != "val"}
     text = kernel.source({"a0": levels, "a1": levels}, "int32")[0]
     assert "FALLBACK" in text and "sort" in text
+
+
+def test_show_prints_every_strategy(capsys):
+    """sf.show returns (and prints) the source for stream, merge and dense plans alike."""
+    a = _csr((4, 3))
+    for fn, strategy in [(lambda x, y: sf.concat([x, y], axis=1), "stream"),
+                         (lambda x, y: x * y, "merge"), (lambda x, y: x + 1, "dense")]:
+        text = sf.show(fn, a, a, out="csr")
+        assert text.startswith("# cython:") and "def run(" in text
+        assert f"Strategy: {strategy}" in text
+    assert "def run(" in capsys.readouterr().out

@@ -6,7 +6,7 @@
 # Program:
 #   %0 = input a0: float32[n0, n1] coo
 #   %1 = collapse(%0, start=0, stop=2)           : float32(n0 * n1,)
-# Strategy: stream (1 piece(s)); Output: csr, appended in storage order (order proved for every piece; no sort needed).
+# Strategy: stream (1 piece(s), leaf loop); Output: csr, appended in storage order (order proved for every piece; no sort needed).
 
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.math cimport NAN, INFINITY, fabs, pow

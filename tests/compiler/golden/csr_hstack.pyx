@@ -7,7 +7,7 @@
 #   %0 = input a0: float32[n0, n1] csr
 #   %1 = input a1: float32[n0, n2] csr
 #   %2 = concat(%0, %1, axis=1)                  : float32(n0, n1 + n2)
-# Strategy: stream (2 piece(s)); Output: csr, appended in storage order (order proved for every piece; no sort needed).
+# Strategy: stream (2 piece(s), row loop); Output: csr, appended in storage order (order proved for every piece; no sort needed).
 
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.math cimport NAN, INFINITY, fabs, pow

@@ -14,7 +14,7 @@
 #   %7 = map(%3, %6, fn=multiply)                : float32(n0 + n2, n1, 1)
 #   %8 = reduce(%7, axes=(1,), monoid=sum, dtype_request=float32) : float32(n0 + n2, 1)
 #   %9 = squeeze(%8, axes=(1,))                  : float32(n0 + n2,)
-# Strategy: stream (2 piece(s)); Output: dense, each stored entry combined with sum.
+# Strategy: stream (2 piece(s), leaf loop); Output: dense, each stored entry combined with sum.
 # Valid when a2 are finite (0 * inf is nan); the runtime checks and otherwise runs the dense kernel.
 
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
