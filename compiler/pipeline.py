@@ -180,16 +180,18 @@ class Kernel:
 
     program: Node
     out_name: str
+    forced: Plan | None = None  # the exact variant a kernel falls back to: no re-planning
     plan: Plan = field(init=False)
     fmt: Format = field(init=False)
 
     def __post_init__(self):
         self.source_program = self.program
-        self.program = optimize(self.program)
+        if self.forced is None:
+            self.program = optimize(self.program)
         for n in topological(self.program):
             check_compilable_dtype(n.dtype, f"{type(n).__name__} {n.dtype}")
         self.fmt = out_format(self.out_name, self.program.ndim)
-        self.plan = plan(self.program, self.fmt)
+        self.plan = self.forced or plan(self.program, self.fmt)
         self.inputs = [n for n in topological(self.program) if isinstance(n, Input)]
         self.requires = _requires(self.program)
         self.reduction = _reduce_below(self.program)[0] if self.plan.assembly == "accumulate" \
@@ -205,7 +207,7 @@ class Kernel:
         # every node's element count: kernels compute coordinates in int64
         self._extents_fn = sz.python_function(tuple(
             sz.product(n.shape) for n in topological(self.program) if n.ndim))
-        red = getattr(self, "reduction", None)
+        red = self.reduction
         self._extent_fn = sz.python_function(
             (sz.product(red.arg.shape[d] for d in red.axes),) if red is not None else ())
         self._requires_fn = sz.python_function(tuple(self.requires))
@@ -432,18 +434,14 @@ class Kernel:
         return _wrap(self.fmt, self.out_name, shape, val, arrays, library)
 
     def _fallback(self) -> Kernel:
+        """The exact variant, for operands that are not finite: a union merge (it evaluates
+        the function wherever either operand stores a value), else the dense kernel."""
         if self._dense_fallback is None:
-            k = Kernel.__new__(Kernel)
-            k.program, k.out_name = self.program, self.out_name
-            k.fmt = self.fmt
             union = plan(self.program, self.fmt, union=True) if self.plan.strategy == "merge" \
                 else None
-            k.plan = union if union is not None and union.strategy == "merge" else \
+            exact = union if union is not None and union.strategy == "merge" else \
                 Plan("dense", "dense", reason="an operand is not finite")
-            k.inputs, k.requires = self.inputs, self.requires
-            k._compile_size_functions()
-            k._variants, k._lock, k._dense_fallback = {}, threading.Lock(), None
-            self._dense_fallback = k
+            self._dense_fallback = Kernel(self.program, self.out_name, forced=exact)
         return self._dense_fallback
 
 
