@@ -33,7 +33,7 @@ from sparsefold.spec.ops_reshape import Collapse, Split
 from sparsefold.verify.counterexample import IndexCounterexample
 from sparsefold.verify.obligations import Obligation, holds, obligations, properties
 from sparsefold.verify.results import PROVED, REFUTED, UNKNOWN, VACUOUS, Outcome, \
-    ProofResult, combine_status
+    CombinedReport, ProofResult
 from sparsefold.verify.solver import decide, satisfiable
 from sparsefold.verify.z3_reading import Reading
 
@@ -215,31 +215,15 @@ def prove_instance(node: ShapeOp, *, with_properties: bool = True) -> ProofResul
 # --- the operator-level API ------------------------------------------------------------------
 
 @dataclass
-class OperatorReport:
+class OperatorReport(CombinedReport):
     """The proofs of one operator over its configurations."""
 
     name: str
     instances: list[ProofResult] = field(default_factory=list)
     seconds: float = 0.0
 
-    @property
-    def status(self) -> str:
-        return combine_status(o for r in self.instances for o in r.obligations)[0]
-
-    @property
-    def bound(self):
-        return combine_status(o for r in self.instances for o in r.obligations)[1]
-
-    @property
-    def obligations(self) -> list[Outcome]:
-        return [o for r in self.instances for o in r.obligations]
-
-    @property
-    def counterexample(self):
-        for r in self.instances:
-            if r.counterexample is not None:
-                return r.counterexample
-        return None
+    def _results(self) -> list[ProofResult]:
+        return self.instances
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}

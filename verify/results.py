@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["PROVED", "BOUNDED", "REFUTED", "UNKNOWN", "VACUOUS", "STATUSES", "Outcome",
-           "ProofResult", "combine_status"]
+           "ProofResult", "combine_status", "CombinedReport"]
 
 PROVED, BOUNDED, REFUTED, UNKNOWN, VACUOUS = "proved", "bounded", "refuted", "unknown", "vacuous"
 STATUSES = (PROVED, BOUNDED, REFUTED, UNKNOWN, VACUOUS)
@@ -104,3 +104,30 @@ class ProofResult:
 
     def __repr__(self) -> str:
         return f"<ProofResult {self.name}: {self.status}>"
+
+
+class CombinedReport:
+    """Shared reading of a report over several :class:`ProofResult` (an operator's
+    configurations, a rule's instances): subclasses say which results with ``_results``."""
+
+    def _results(self) -> list[ProofResult]:
+        raise NotImplementedError
+
+    @property
+    def obligations(self) -> list[Outcome]:
+        return [o for r in self._results() for o in r.obligations]
+
+    @property
+    def status(self) -> str:
+        return combine_status(self.obligations)[0]
+
+    @property
+    def bound(self) -> int | None:
+        return combine_status(self.obligations)[1]
+
+    @property
+    def counterexample(self):
+        for r in self._results():
+            if r.counterexample is not None:
+                return r.counterexample
+        return None

@@ -27,7 +27,7 @@ from sparsefold.spec.ir import Node
 from sparsefold.verify.conditions import parse_condition
 from sparsefold.verify.equal import prove_equal
 from sparsefold.verify.programs import as_node
-from sparsefold.verify.results import PROVED, REFUTED, ProofResult, combine_status
+from sparsefold.verify.results import PROVED, REFUTED, CombinedReport, ProofResult
 
 __all__ = ["Rule", "rule", "RuleInstance", "RuleReport", "prove_rule", "prove_instance"]
 
@@ -126,27 +126,15 @@ def prove_instance(inst: RuleInstance) -> ProofResult:
 
 
 @dataclass
-class RuleReport:
+class RuleReport(CombinedReport):
     """The proofs of every instance of a rule, judged against what the rule expects."""
 
     rule: Rule
     results: list[ProofResult] = field(default_factory=list)
     seconds: float = 0.0
 
-    @property
-    def status(self) -> str:
-        return combine_status(o for r in self.results for o in r.obligations)[0]
-
-    @property
-    def bound(self):
-        return combine_status(o for r in self.results for o in r.obligations)[1]
-
-    @property
-    def counterexample(self):
-        for r in self.results:
-            if r.counterexample is not None:
-                return r.counterexample
-        return None
+    def _results(self) -> list[ProofResult]:
+        return self.results
 
     @property
     def as_expected(self) -> bool:
