@@ -222,30 +222,33 @@ def _factor_out(m, b) -> Iterable:
 
 # --- walking expressions -------------------------------------------------------------------
 
-def division_sites(e: sz.Expr, path: sz.Expr = sz.TRUE):
-    """``(path, dividend, divisor)`` for every ``floordiv``/``mod`` in ``e``, where ``path``
-    is the condition under which its value is used: ``and``/``or`` short-circuit and
-    ``select`` evaluates one branch, as in C (the NumPy reading evaluates everything but
+def _applications(e: sz.Expr, path: sz.Expr = sz.TRUE):
+    """``(path, op)`` for every operator application in ``e``, children first, where
+    ``path`` is the condition under which its value is used: ``and``/``or`` short-circuit
+    and ``select`` evaluates one branch, as in C (the NumPy reading evaluates everything but
     masks what these conditions exclude)."""
     e = sz.as_expr(e)
     if not isinstance(e, sz.Op):
         return
     a = e.args
-    if e.op == "and":
-        yield from division_sites(a[0], path)
-        yield from division_sites(a[1], sz.and_(path, a[0]))
-    elif e.op == "or":
-        yield from division_sites(a[0], path)
-        yield from division_sites(a[1], sz.and_(path, sz.not_(a[0])))
-    elif e.op == "select":
-        yield from division_sites(a[0], path)
-        yield from division_sites(a[1], sz.and_(path, a[0]))
-        yield from division_sites(a[2], sz.and_(path, sz.not_(a[0])))
+    if e.op in ("and", "or", "select"):
+        first = sz.and_(path, a[0]) if e.op != "or" else sz.and_(path, sz.not_(a[0]))
+        yield from _applications(a[0], path)
+        yield from _applications(a[1], first)
+        if e.op == "select":
+            yield from _applications(a[2], sz.and_(path, sz.not_(a[0])))
     else:
         for x in a:
-            yield from division_sites(x, path)
-        if e.op in ("floordiv", "mod"):
-            yield path, a[0], a[1]
+            yield from _applications(x, path)
+    yield path, e
+
+
+def division_sites(e: sz.Expr, path: sz.Expr = sz.TRUE):
+    """``(path, dividend, divisor)`` for every ``floordiv``/``mod`` in ``e``, with the
+    condition under which its value is used (see :func:`_applications`)."""
+    for where, t in _applications(e, path):
+        if t.op in ("floordiv", "mod"):
+            yield where, t.args[0], t.args[1]
 
 
 _PREDICATES = {"lt", "le", "eq", "ne", "gt", "ge", "and", "or", "not"}
@@ -254,23 +257,6 @@ _PREDICATES = {"lt", "le", "eq", "ne", "gt", "ge", "and", "or", "not"}
 def subterms(e: sz.Expr, path: sz.Expr = sz.TRUE):
     """``(path, term)`` for every integer-valued operator application in ``e`` (used for
     the overflow obligations), with the same short-circuit paths as :func:`division_sites`."""
-    e = sz.as_expr(e)
-    if not isinstance(e, sz.Op):
-        return
-    a = e.args
-    if e.op == "and":
-        yield from subterms(a[0], path)
-        yield from subterms(a[1], sz.and_(path, a[0]))
-    elif e.op == "or":
-        yield from subterms(a[0], path)
-        yield from subterms(a[1], sz.and_(path, sz.not_(a[0])))
-    elif e.op == "select":
-        yield from subterms(a[0], path)
-        yield from subterms(a[1], sz.and_(path, a[0]))
-        yield from subterms(a[2], sz.and_(path, sz.not_(a[0])))
-        yield path, e
-    else:
-        for x in a:
-            yield from subterms(x, path)
-        if e.op not in _PREDICATES:
-            yield path, e
+    for where, t in _applications(e, path):
+        if t.op not in _PREDICATES:
+            yield where, t
