@@ -16,7 +16,7 @@ from sparsefold.spec.compute import Input
 from sparsefold.spec.ir import Node, ShapeOp
 from sparsefold.spec.printer import topological
 
-__all__ = ["substitute_program", "size_parameters", "preconditions", "as_node",
+__all__ = ["substitute_program", "rebuild", "size_parameters", "preconditions", "as_node",
            "symbols_of", "input_nodes"]
 
 
@@ -51,25 +51,32 @@ def substitute_program(root: Node, sizes: Mapping[str, sz.ExprLike] | None = Non
              for k, v in (sizes or {}).items()}
     inputs = dict(inputs or {})
     done: dict[int, Node] = {}
+    param = (lambda v: _map_exprs(v, lambda e: sz.substitute(e, sizes))) if sizes else None
     for node in topological(root):
         if isinstance(node, Input) and node.name in inputs:
             done[id(node)] = inputs[node.name]
             continue
-        changes = {}
-        for f in dataclasses.fields(node):
-            if not f.init:
-                continue
-            v = getattr(node, f.name)
-            if isinstance(v, Node):
-                changes[f.name] = done[id(v)]
-            elif _is_operands(v):
-                changes[f.name] = tuple(done[id(x)] for x in v)
-            elif sizes:
-                changes[f.name] = _map_exprs(v, lambda e: sz.substitute(e, sizes))
-        same = all(changes[k] is getattr(node, k) or changes[k] == getattr(node, k)
-                   for k in changes)
-        done[id(node)] = node if same else dataclasses.replace(node, **changes)
+        done[id(node)] = rebuild(node, lambda x: done[id(x)], param)
     return done[id(root)]
+
+
+def rebuild(node: Node, operand, param=None) -> Node:
+    """``node`` with every operand ``x`` replaced by ``operand(x)`` and, when ``param`` is
+    given, every other field ``v`` by ``param(v)``; ``node`` itself when nothing changed."""
+    changes = {}
+    for f in dataclasses.fields(node):
+        if not f.init:
+            continue
+        v = getattr(node, f.name)
+        if isinstance(v, Node):
+            changes[f.name] = operand(v)
+        elif _is_operands(v):
+            changes[f.name] = tuple(operand(x) for x in v)
+        elif param is not None:
+            changes[f.name] = param(v)
+    same = all(changes[k] is getattr(node, k) or changes[k] == getattr(node, k)
+               for k in changes)
+    return node if same else dataclasses.replace(node, **changes)
 
 
 def size_parameters(root: Node) -> list[tuple[Node, sz.Expr]]:

@@ -30,7 +30,7 @@ from sparsefold.spec.functions import ElementwiseFunction
 from sparsefold.spec.ir import Node
 from sparsefold.spec.ops_index import Slice
 from sparsefold.spec.printer import topological
-from sparsefold.verify.programs import as_node, substitute_program
+from sparsefold.verify.programs import as_node, rebuild, substitute_program
 from sparsefold.verify.results import PROVED
 from sparsefold.verify.rules import Rule, RuleInstance, prove_instance
 from sparsefold.verify.z3_reading import Reading
@@ -206,24 +206,10 @@ def rewrite(program, rules=None, *, max_steps: int = 1000, log: list | None = No
     done: dict[int, tuple[Node, Node]] = {}  # id -> (node, result); holding node keeps id
     steps = [0]
 
-    def rebuild(node: Node) -> Node:
-        changes = {}
-        for f in dataclasses.fields(node):
-            if not f.init:
-                continue
-            v = getattr(node, f.name)
-            if isinstance(v, Node):
-                changes[f.name] = visit(v)
-            elif isinstance(v, tuple) and v and all(isinstance(x, Node) for x in v):
-                changes[f.name] = tuple(visit(x) for x in v)
-        if all(changes[k] is getattr(node, k) for k in changes):
-            return node
-        return dataclasses.replace(node, **changes)
-
     def visit(node: Node) -> Node:
         if id(node) in done:
             return done[id(node)][1]
-        out = rebuild(node)
+        out = rebuild(node, visit)
         changed = True
         while changed and steps[0] < max_steps:
             changed = False
