@@ -61,15 +61,8 @@ def combine_status(statuses) -> tuple[str, int | None]:
     return PROVED, None
 
 
-@dataclass
-class ProofResult:
-    """Everything proved about one item (an operator configuration, a rule, two programs)."""
-
-    name: str
-    obligations: list[Outcome] = field(default_factory=list)
-    properties: list[Outcome] = field(default_factory=list)
-    seconds: float = 0.0
-    note: str = ""
+class _JudgedByObligations:
+    """``status`` and ``bound`` of anything with ``obligations``: their conjunction."""
 
     @property
     def status(self) -> str:
@@ -78,6 +71,17 @@ class ProofResult:
     @property
     def bound(self) -> int | None:
         return combine_status(self.obligations)[1]
+
+
+@dataclass
+class ProofResult(_JudgedByObligations):
+    """Everything proved about one item (an operator configuration, a rule, two programs)."""
+
+    name: str
+    obligations: list[Outcome] = field(default_factory=list)
+    properties: list[Outcome] = field(default_factory=list)
+    seconds: float = 0.0
+    note: str = ""
 
     @property
     def counterexample(self):
@@ -106,7 +110,7 @@ class ProofResult:
         return f"<ProofResult {self.name}: {self.status}>"
 
 
-class CombinedReport:
+class CombinedReport(_JudgedByObligations):
     """Shared reading of a report over several :class:`ProofResult` (an operator's
     configurations, a rule's instances): subclasses say which results with ``_results``."""
 
@@ -116,14 +120,6 @@ class CombinedReport:
     @property
     def obligations(self) -> list[Outcome]:
         return [o for r in self._results() for o in r.obligations]
-
-    @property
-    def status(self) -> str:
-        return combine_status(self.obligations)[0]
-
-    @property
-    def bound(self) -> int | None:
-        return combine_status(self.obligations)[1]
 
     @property
     def counterexample(self):
