@@ -29,7 +29,8 @@ from sparsefold.compiler import runtime
 from sparsefold.compiler.assembly import AppendOut, BufferOut, DenseOut, ScatterOut
 from sparsefold.compiler.cnames import check_compilable_dtype
 from sparsefold.compiler.dense_kernel import dense_kernel_source, input_size_args
-from sparsefold.compiler.merge_kernel import emit_merge, emit_row_merge, merge_plan
+from sparsefold.compiler.merge_kernel import (emit_merge, emit_row_merge, emit_stream_merge,
+                                             merge_plan, pieces_mergeable)
 from sparsefold.compiler.order import prune_guards, stream_is_ordered, stream_is_row_ordered
 from sparsefold.compiler.pointwise import Body, Pointwise
 from sparsefold.compiler.source import Arg, render_module
@@ -61,7 +62,8 @@ class Plan:
     pieces: tuple = ()
     finite: tuple[Input, ...] = ()
     reason: str = ""
-    loop: str = "leaf"  # "leaf": piece after piece; "row": output rows outermost
+    loop: str = "leaf"  # "leaf": piece after piece; "row": output rows outermost; "bulk":
+    #                     whole leaves copied; "merge": pieces merged by output key
     merge: Any = None   # merge_kernel.MergePlan for strategy "merge"
 
 
@@ -155,6 +157,8 @@ def plan(program: Node, fmt: Format, *, union: bool = False) -> Plan:
         return Plan("stream", "append", pieces, finite, loop="row")
     if ordered:
         return Plan("stream", "append", pieces, finite)
+    if pieces_mergeable(pieces, order):  # e.g. hstack of COO: one merging pass
+        return Plan("stream", "append", pieces, finite, loop="merge")
     if len(order) == 2 and fmt.levels[0].full or fmt.kinds == ("pos", "one"):
         if stream_is_row_ordered(pieces, order):
             return Plan("stream", "scatter", pieces, finite)
@@ -247,6 +251,8 @@ class Kernel:
             emit_merge(body, p.merge, self.fmt, asm, located)
         elif p.loop == "bulk":
             emit_bulk(body, p.pieces, self.fmt, program.shape, asm, index_dtypes)
+        elif p.loop == "merge":
+            emit_stream_merge(body, p.pieces, self.fmt, asm, located)
         elif p.loop == "row":
             emit_rows(body, p.pieces, self.fmt.mode_order, program.shape, asm, located,
                       index_dtypes)
@@ -410,8 +416,8 @@ class Kernel:
                 _combine_zero(self.reduction.monoid, dense, outputs["cnt"] < extent)
             return _from_dense(dense, self.out_name, self.fmt, library)
         n, m = result
-        val = outputs["val"][:n]
         if a in ("sort", "bucket"):
+            val = outputs["val"][:n]
             crds = [outputs[f"crd{d}"][:n] for d in range(len(shape))]
             if a == "bucket":  # proved: in order within each outer coordinate
                 order = np.argsort(crds[0], kind="stable")
@@ -420,17 +426,21 @@ class Kernel:
             val = val[order]
             crds = [c[order] for c in crds]
             arrays = _compress(crds, self.fmt, shape, out_index)
-        elif a == "scatter":
-            arrays = {"pos1": outputs["pos1"], "crd1": outputs["crd1"][:n]}
+            return _wrap(self.fmt, self.out_name, shape, val, arrays, library)
+        # outputs were allocated for an upper bound of entries: give the rest back
+        val = _trim(outputs["val"], n)
+        if a == "scatter":
+            arrays = {"pos1": outputs["pos1"], "crd1": _trim(outputs["crd1"], n)}
             if "crd0" in outputs:
-                arrays = {"crd0": outputs["crd0"][:n], "crd1": outputs["crd1"][:n]}
+                arrays = {"crd0": _trim(outputs["crd0"], n), "crd1": arrays["crd1"]}
         else:
             arrays = {k: v for k, v in outputs.items() if k != "val"}
             if self.fmt.kinds == ("pos", "pos"):
-                arrays.update(crd0=arrays["crd0"][:m], pos1=arrays["pos1"][:m + 1],
-                              crd1=arrays["crd1"][:n])
+                arrays.update(crd0=_trim(arrays["crd0"], m), pos1=_trim(arrays["pos1"], m + 1),
+                              crd1=_trim(arrays["crd1"], n))
             else:
-                arrays = {k: (v[:n] if k.startswith("crd") else v) for k, v in arrays.items()}
+                arrays = {k: (_trim(v, n) if k.startswith("crd") else v)
+                          for k, v in arrays.items()}
         return _wrap(self.fmt, self.out_name, shape, val, arrays, library)
 
     def _fallback(self) -> Kernel:
@@ -443,6 +453,15 @@ class Kernel:
                 Plan("dense", "dense", reason="an operand is not finite")
             self._dense_fallback = Kernel(self.program, self.out_name, forced=exact)
         return self._dense_fallback
+
+
+def _trim(arr: np.ndarray, n: int) -> np.ndarray:
+    """The first ``n`` entries of an output buffer we allocated and nobody else references:
+    shrunk in place (``realloc``), so a result does not hold on to its upper-bound size —
+    a strided slice keeps a quarter of its input's entries, not all of them."""
+    if arr.shape[0] > n:
+        arr.resize(n, refcheck=False)
+    return arr
 
 
 def _identity(monoid: str, dt: np.dtype):

@@ -1,11 +1,14 @@
 """The Python side of a kernel call: storage arrays in, validated; results out.
 
 Inputs are read in place (no copy) when they are canonical, contiguous and of an index dtype
-the kernels take (int32/int64). Every check that protects memory — array lengths, ``pos``
-monotone and ending inside ``crd``, coordinates inside their axes — always runs: kernels have
-no bounds checks. Only the *correctness* scan for sorted, duplicate-free coordinates is
-skipped when scipy says ``has_canonical_format``; a non-canonical input is canonicalized on a
-copy (duplicates summed, as scipy does), never rejected.
+the kernels take (int32/int64). Every check that protects memory always runs, since kernels
+have no bounds checks: array lengths and ``pos`` (length, starts at 0, monotone, ends inside
+``crd``) here, in O(rows); each coordinate's range ``[0, size)`` inside the kernel as it is
+read (``checks.py``), fused with the read instead of extra passes over every index array.
+Only the *correctness* scan for sorted, duplicate-free coordinates is skipped when scipy
+says ``has_canonical_format``; a non-canonical input is canonicalized on a copy (duplicates
+summed, as scipy does), never rejected. Before a sparse input is densified by library code
+(``toarray``), which trusts its index arrays, :func:`validate_storage` checks everything here.
 
 Outputs are allocated here with an upper bound of entries, and wrapped as scipy arrays (or
 pydata arrays when the inputs were pydata) after the kernel has run.
@@ -48,7 +51,10 @@ def _values(a: Any, nnz: int, dtype: np.dtype, what: str) -> np.ndarray:
     return np.ascontiguousarray(a)
 
 
-def _check_compressed(name: str, indptr, indices, n_outer: int, n_inner: int) -> None:
+def _check_compressed(name: str, indptr, indices, n_outer: int, n_inner: int, *,
+                      coordinates: bool) -> None:
+    """``indptr`` checks; the ``indices`` range too when ``coordinates`` (the kernels check
+    it themselves as they read)."""
     if indptr.shape[0] != n_outer + 1:
         raise InvalidData(f"{name}: indptr has length {indptr.shape[0]}, expected "
                           f"{n_outer + 1}")
@@ -59,7 +65,8 @@ def _check_compressed(name: str, indptr, indices, n_outer: int, n_inner: int) ->
     if indptr[-1] > indices.shape[0]:
         raise InvalidData(f"{name}: indptr ends at {indptr[-1]} but indices has "
                           f"{indices.shape[0]} entries")
-    _check_range(name, "indices", indices[:indptr[-1]], n_inner)
+    if coordinates:
+        _check_range(name, "indices", indices[:indptr[-1]], n_inner)
 
 
 def _check_range(name: str, what: str, crd: np.ndarray, n: int) -> None:
@@ -131,7 +138,7 @@ def _compressed(value, name, leaf, shape, *, scipy_obj, vector=False):
     n_outer, n_inner = (shape if leaf.format.mode_order == (0, 1) else shape[::-1])
     if vector:
         n_outer, n_inner = 1, shape[1]
-    _check_compressed(name, indptr, indices, n_outer, n_inner)
+    _check_compressed(name, indptr, indices, n_outer, n_inner, coordinates=False)
     nnz = int(indptr[-1])
     data = _values(value.data, nnz, leaf.dtype, f"{name}.data")
     trusted = bool(getattr(scipy_obj, "has_canonical_format", False))
@@ -148,7 +155,7 @@ def _compressed_arrays(indptr, indices, data, name, leaf, shape):
     indptr = _index_array(indptr, f"{name}.indptr")
     indices = _index_array(indices, f"{name}.indices")
     n_outer, n_inner = shape if leaf.format.mode_order == (0, 1) else shape[::-1]
-    _check_compressed(name, indptr, indices, n_outer, n_inner)
+    _check_compressed(name, indptr, indices, n_outer, n_inner, coordinates=False)
     data = _values(data, int(indptr[-1]), leaf.dtype, f"{name}.data")
     if not _rows_sorted_unique(indptr, indices):
         import scipy.sparse as sp
@@ -168,7 +175,6 @@ def _coo(coords, data, name, leaf, shape, scipy_obj):
     for d, c in enumerate(coords):
         if c.shape[0] != nnz:
             raise InvalidData(f"{name}: coords[{d}] has {c.shape[0]} entries, expected {nnz}")
-        _check_range(name, f"coords[{d}]", c, shape[d])
     data = _values(data, nnz, leaf.dtype, f"{name}.data")
     trusted = bool(getattr(scipy_obj, "has_canonical_format", False))
     if not trusted and not canonical_order(coords):
@@ -200,11 +206,13 @@ def validate_storage(value: Any, name: str) -> None:
     if is_scipy_sparse(value) and value.format in ("csr", "csc") and value.ndim == 2:
         outer, inner = shape if value.format == "csr" else shape[::-1]
         _check_compressed(name, _index_array(value.indptr, f"{name}.indptr"),
-                          _index_array(value.indices, f"{name}.indices"), outer, inner)
+                          _index_array(value.indices, f"{name}.indices"), outer, inner,
+                          coordinates=True)
         _values(value.data, int(value.indptr[-1]), value.dtype, f"{name}.data")
     elif is_scipy_sparse(value) and value.format == "csr":  # 1-d sparse vector
         _check_compressed(name, _index_array(value.indptr, f"{name}.indptr"),
-                          _index_array(value.indices, f"{name}.indices"), 1, shape[0])
+                          _index_array(value.indices, f"{name}.indices"), 1, shape[0],
+                          coordinates=True)
     elif (is_scipy_sparse(value) and value.format == "coo") or (
             is_pydata_sparse(value) and type(value).__name__ == "COO"):
         coords = list(value.coords)
@@ -218,7 +226,8 @@ def validate_storage(value: Any, name: str) -> None:
     elif is_pydata_sparse(value) and type(value).__name__ == "GCXS" and value.ndim == 2:
         outer, inner = shape if tuple(value.compressed_axes) == (0,) else shape[::-1]
         _check_compressed(name, _index_array(value.indptr, f"{name}.indptr"),
-                          _index_array(value.indices, f"{name}.indices"), outer, inner)
+                          _index_array(value.indices, f"{name}.indices"), outer, inner,
+                          coordinates=True)
 
 
 def dense_operand(value: Any, dtype: np.dtype, name: str) -> np.ndarray:

@@ -70,6 +70,7 @@ def render_module(*, title: str, program_text: str, notes: list[str], args: list
         "from libc.string cimport memcpy",
         BUFFER_ADDRESS_PYX,
         *helpers,
+        *(body.helpers[k] for k in sorted(body.helpers)),
         "",
     ]
     return "\n".join(header) + text_body + "\n"

@@ -16,6 +16,7 @@ output *assembler* (``assembly.py``).
 from __future__ import annotations
 
 from sparsefold.compiler.assembly import Assembler
+from sparsefold.compiler.checks import copy_coordinates, read_coordinate
 from sparsefold.compiler.cnames import array_var, ctype, index_ctype, storage_ctype
 from sparsefold.compiler.pointwise import Body, Pointwise, expr_c
 from sparsefold.compiler.source import Arg
@@ -170,10 +171,10 @@ def _open_leaf_loops(body: Body, leaf: Input, nest: _Nest) -> str:
             body.line(f"for {pos} in range({p}[{parent}], {p}[{parent} + 1]):")
             body.depth += 1
             nest.in_loop = True
-            body.line(f"{coord} = {array_var(leaf.name, f'crd{level_no}')}[{pos}]")
+            read_coordinate(body, leaf, level_no, pos, coord)
         else:  # singleton: one coordinate at the parent's position
             body.line(f"{pos} = {parent}")
-            body.line(f"{coord} = {array_var(leaf.name, f'crd{level_no}')}[{pos}]")
+            read_coordinate(body, leaf, level_no, pos, coord)
         nest.bind(f"_i{mode}", coord)
         parent = pos
     return f"{array_var(leaf.name, 'val')}[{parent}]"
@@ -236,7 +237,7 @@ def emit_rows(body: Body, pieces: tuple[StreamPiece, ...], out_order, out_shape,
             b = leaf.format.mode_order[1]
             coord = body.declare(f"i{b}", "int64_t")
             body.declare("q1", "int64_t")
-            pos, crd = array_var(leaf.name, "pos1"), array_var(leaf.name, "crd1")
+            pos = array_var(leaf.name, "pos1")
             shift = _segment_shift(piece, nest, assembler, out_order[1], f"_i{b}")
             if shift is not None:
                 _emit_segment(body, leaf, assembler, expr_c(shift, nest.env),
@@ -246,7 +247,7 @@ def emit_rows(body: Body, pieces: tuple[StreamPiece, ...], out_order, out_shape,
             body.line(f"for q1 in range({pos}[q0], {pos}[q0 + 1]):")
             body.depth += 1
             nest.in_loop = True
-            body.line(f"{coord} = {crd}[q1]")
+            read_coordinate(body, leaf, 1, "q1", coord)
             nest.bind(f"_i{b}", coord)
             v = f"{array_var(leaf.name, 'val')}[q1]"
             for layer in piece.layers:
@@ -272,21 +273,17 @@ def _segment_shift(piece, nest, assembler, out_axis: int, inner: str):
     return shift
 
 
-def _emit_segment(body: Body, leaf, assembler, shift: str, leaf_index: str) -> None:
-    """Bulk copy of one source row: values by memcpy, coordinates shifted (or memcpy'd)."""
-    pos, crd = array_var(leaf.name, "pos1"), array_var(leaf.name, "crd1")
-    val = array_var(leaf.name, "val")
-    start, cnt, t = (body.declare(x, "int64_t") for x in ("seg_start", "seg_len", "t"))
+def _emit_segment(body: Body, leaf, assembler, shift: str, leaf_index) -> None:
+    """Bulk copy of one source row: values by memcpy, coordinates copied (and shifted) in one
+    loop that also range-checks them."""
+    pos, val = array_var(leaf.name, "pos1"), array_var(leaf.name, "val")
+    start, cnt = (body.declare(x, "int64_t") for x in ("seg_start", "seg_len"))
     body.comment("the row is copied unchanged: bulk copy (inner coordinate shifted)")
     body.line(f"{start} = {pos}[q0]")
     body.line(f"{cnt} = {pos}[q0 + 1] - {start}")
-    vt = storage_ctype(leaf.dtype)
-    body.line(f"memcpy(&out_val[n], &{val}[{start}], {cnt} * sizeof({vt}))")
-    if shift == "0" and index_ctype(leaf_index) == assembler.ix:
-        body.line(f"memcpy(&out_crd1[n], &{crd}[{start}], {cnt} * sizeof({assembler.ix}))")
-    else:
-        with body.block(f"for {t} in range({cnt}):"):
-            body.line(f"out_crd1[n + {t}] = <{assembler.ix}>({crd}[{start} + {t}] + {shift})")
+    copy_coordinates(body, leaf, 1, dst="(&out_crd1[n])", src_start=start, count=cnt,
+                     shift=shift, out_type=assembler.ix, index_type=index_ctype(leaf_index),
+                     also=(f"(&out_val[n])[t] = {val}[{start} + t]",))
     body.line(f"n = n + {cnt}")
 
 
@@ -346,10 +343,7 @@ def emit_bulk(body: Body, pieces, fmt, out_shape, assembler, index_dtypes) -> No
         vt = storage_ctype(leaf.dtype)
         body.line(f"memcpy(&out_val[n], &{a('val')}[{base}], {cnt} * sizeof({vt}))")
         for lv, part, shift in levels:
-            src = a(part)
-            if shift == "0" and index_ctype(index_dtypes[leaf.name][part]) == ix:
-                body.line(f"memcpy(&out_{part}[n], &{src}[{base}], {cnt} * sizeof({ix}))")
-            else:
-                with body.block(f"for {t} in range({cnt}):"):
-                    body.line(f"out_{part}[n + {t}] = <{ix}>({src}[{base} + {t}] + {shift})")
+            copy_coordinates(body, leaf, lv, dst=f"(&out_{part}[n])", src_start=base,
+                             count=cnt, shift=shift, out_type=ix,
+                             index_type=index_ctype(index_dtypes[leaf.name][part]))
         body.line(f"n = n + {cnt}")

@@ -63,16 +63,29 @@ def test_generation_is_deterministic():
     assert _source("csr_hstack") == _source("csr_hstack")
 
 
-def test_fallback_is_announced_in_the_source():
-    """A stream that cannot be proved in order says so in the generated code."""
+def _coo_hstack_source(parts: int) -> str:
     coo = _csr((4, 3), "coo")
-    program, out = JitFunction(lambda a, b: sf.concat([a, b], axis=1), "coo").program_for(
-        coo, _csr((4, 2), "coo"))
+    program, out = JitFunction(lambda *xs: sf.concat(list(xs), axis=1), "coo").program_for(
+        *[coo if k % 2 == 0 else _csr((4, 2), "coo") for k in range(parts)])
     kernel = compile_program(program, out)
     levels = {k: v.dtype for k, v in sparse_levels(coo, kernel.inputs[0], "a0").items()
               if k != "val"}
-    text = kernel.source({"a0": levels, "a1": levels}, "int32")[0]
+    return kernel.source({f"a{k}": levels for k in range(parts)}, "int32")[0]
+
+
+def test_fallback_is_announced_in_the_source():
+    """A stream that cannot be proved in order says so in the generated code (hstack of
+    more COO pieces than the merge takes)."""
+    text = _coo_hstack_source(5)
     assert "FALLBACK" in text and "sort" in text
+
+
+def test_pieces_in_order_each_are_merged():
+    """hstack of two COO arrays: each piece is in order on its own, so one merging pass
+    replaces the sort."""
+    text = _coo_hstack_source(2)
+    assert "FALLBACK" not in text
+    assert "merge of 2 pieces by output key" in text
 
 
 def test_show_prints_every_strategy(capsys):

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: stream -> csr
-# sparsefold compiler 0.1.0; source hash bee8f7d20520a5d5
+# sparsefold compiler 0.1.0; source hash 1ee4b7683b4e62b5
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] coo
@@ -27,6 +27,14 @@ cdef void* _sf_address(object array, Py_ssize_t itemsize, bint writable) except?
         raise ValueError(f"expected items of {itemsize} bytes, got {found}")
     return address
 
+
+cdef int _sf_out_of_range(const char* what, int64_t found, int64_t size) except -1 nogil:
+    # a stored coordinate outside its axis: the input is malformed. Raised from the kernel
+    # (which releases everything it holds on the way out), never read past.
+    with gil:
+        from sparsefold.spec.errors import InvalidData
+        raise InvalidData(f"{what.decode()} out of range [0, {size}): found {found}")
+
 def run(object p_a0_pos0, object p_a0_crd0, object p_a0_crd1, object p_a0_val, int64_t S_n0, int64_t S_n1, object p_out_crd0, object p_out_val):
     cdef int64_t cur
     cdef int64_t i0
@@ -49,8 +57,10 @@ def run(object p_a0_pos0, object p_a0_crd0, object p_a0_crd1, object p_a0_val, i
         # piece 0: entries of a0 (coo) in storage order -> output coordinates _i0 * n1 + _i1
         for q0 in range(a0_pos0[0], a0_pos0[0 + 1]):
             i0 = a0_crd0[q0]
+            if <uint64_t>i0 >= <uint64_t>S_n0: _sf_out_of_range(b"a0: coords[0]", i0, S_n0)
             q1 = q0
             i1 = a0_crd1[q1]
+            if <uint64_t>i1 >= <uint64_t>S_n1: _sf_out_of_range(b"a0: coords[1]", i1, S_n1)
             o0 = ((i0 * S_n1) + i1)
             out_crd0[n] = <int32_t>o0
             out_val[n] = (<float>(a0_val[q1]))

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: stream -> csr
-# sparsefold compiler 0.1.0; source hash 135b3c1cb7781543
+# sparsefold compiler 0.1.0; source hash 34577f43f4e23d4c
 #
 # Program:
 #   %0 = input a0: float32[6, 4] csr
@@ -29,6 +29,14 @@ cdef void* _sf_address(object array, Py_ssize_t itemsize, bint writable) except?
     if found != itemsize:
         raise ValueError(f"expected items of {itemsize} bytes, got {found}")
     return address
+
+
+cdef int _sf_out_of_range(const char* what, int64_t found, int64_t size) except -1 nogil:
+    # a stored coordinate outside its axis: the input is malformed. Raised from the kernel
+    # (which releases everything it holds on the way out), never read past.
+    with gil:
+        from sparsefold.spec.errors import InvalidData
+        raise InvalidData(f"{what.decode()} out of range [0, {size}): found {found}")
 
 def run(object p_a0_pos1, object p_a0_crd1, object p_a0_val, object p_a1_pos1, object p_a1_crd1, object p_a1_val, object p_out_pos1, object p_out_crd1, object p_out_val):
     cdef int64_t cur
@@ -77,11 +85,13 @@ def run(object p_a0_pos1, object p_a0_crd1, object p_a0_val, object p_a1_pos1, o
             while True:
                 while p_a < e_a:
                     i1_a = a0_crd1[p_a]
+                    if <uint64_t>i1_a >= <uint64_t>4: _sf_out_of_range(b"a0: indices", i1_a, 4)
                     break
                 if p_a < e_a:
                     j_a = i1_a
                 while p_b < e_b:
                     i1_b = a1_crd1[p_b]
+                    if <uint64_t>i1_b >= <uint64_t>4: _sf_out_of_range(b"a1: indices", i1_b, 4)
                     break
                 if p_b < e_b:
                     j_b = i1_b

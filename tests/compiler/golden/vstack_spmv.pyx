@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: stream -> dense
-# sparsefold compiler 0.1.0; source hash 093d9205a2f8a54a
+# sparsefold compiler 0.1.0; source hash 04c4d176c85eb976
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -36,6 +36,14 @@ cdef void* _sf_address(object array, Py_ssize_t itemsize, bint writable) except?
         raise ValueError(f"expected items of {itemsize} bytes, got {found}")
     return address
 
+
+cdef int _sf_out_of_range(const char* what, int64_t found, int64_t size) except -1 nogil:
+    # a stored coordinate outside its axis: the input is malformed. Raised from the kernel
+    # (which releases everything it holds on the way out), never read past.
+    with gil:
+        from sparsefold.spec.errors import InvalidData
+        raise InvalidData(f"{what.decode()} out of range [0, {size}): found {found}")
+
 def run(object p_a0_pos1, object p_a0_crd1, object p_a0_val, object p_a1_pos1, object p_a1_crd1, object p_a1_val, size_t p_a2_val, int64_t a2_st0, int64_t S_n0, int64_t S_n1, int64_t S_n2, object p_out_val):
     cdef int64_t i0
     cdef int64_t i1
@@ -59,6 +67,7 @@ def run(object p_a0_pos1, object p_a0_crd1, object p_a0_val, object p_a1_pos1, o
             o0 = i0
             for q1 in range(a0_pos1[q0], a0_pos1[q0 + 1]):
                 i1 = a0_crd1[q1]
+                if <uint64_t>i1 >= <uint64_t>S_n1: _sf_out_of_range(b"a0: indices", i1, S_n1)
                 v_1 = (<float>(((<float>(a0_val[q1])) * (<float>(a2_val[i1*a2_st0])))))
                 out_val[o0] = (<float>(out_val[o0] + (<float>(v_1))))
         # piece 1: entries of a1 (csr) in storage order -> output coordinates _i0 + n0
@@ -67,6 +76,7 @@ def run(object p_a0_pos1, object p_a0_crd1, object p_a0_val, object p_a1_pos1, o
             o0 = (i0 + S_n0)
             for q1 in range(a1_pos1[q0], a1_pos1[q0 + 1]):
                 i1 = a1_crd1[q1]
+                if <uint64_t>i1 >= <uint64_t>S_n1: _sf_out_of_range(b"a1: indices", i1, S_n1)
                 v_2 = (<float>(((<float>(a1_val[q1])) * (<float>(a2_val[i1*a2_st0])))))
                 out_val[o0] = (<float>(out_val[o0] + (<float>(v_2))))
     return 0
