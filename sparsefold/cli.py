@@ -49,6 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     show_cli.add_parser(sub)
     from sparsefold.verify import cli as _prove  # `sparsefold prove [--smt2 RULE]`
     _prove.add_parser(sub)
+    from sparsefold.verify import fuzz as _fuzz  # `sparsefold fuzz [--iterations N] ...`
+    _fuzz.add_parser(sub)
     args = parser.parse_args(argv)
     return args.run(args)
 
