@@ -19,6 +19,9 @@ against the implementation on sample values (:func:`check_facts`).
 
 from __future__ import annotations
 
+import ast
+import re
+import string
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,7 +33,7 @@ from sparsefold.spec.sizes import check_symbol_name
 
 __all__ = [
     "ElementwiseFunction", "FUNCTIONS", "register_function", "get_function", "check_facts",
-    "Monoid", "MONOIDS", "get_monoid", "result_dtype", "check_dtype",
+    "Monoid", "MONOIDS", "get_monoid", "result_dtype", "check_dtype", "check_c_expr",
 ]
 
 _SUPPORTED_KINDS = "biufc"  # bool, signed, unsigned, float, complex
@@ -69,6 +72,10 @@ class ElementwiseFunction:
     associative: bool = False
     doc: str = ""
 
+    def __post_init__(self):
+        # c_expr is pasted into generated Cython: it must be an expression and nothing else
+        check_c_expr(self.c_expr, self.arity, what=f"c_expr of {self.name!r}")
+
     def result_dtype(self, args: tuple[Any, ...]) -> np.dtype:
         """Result dtype by NumPy's rules; ``args`` are dtypes or weak Python scalars."""
         return result_dtype(self.impl, args, what=self.name)
@@ -88,6 +95,61 @@ def result_dtype(impl: Callable, args: tuple[Any, ...], *, what: str) -> np.dtyp
         found = ", ".join(str(a) for a in args)
         raise IllFormedProgram(f"{what}: no NumPy loop for arguments ({found}): {exc}") from None
     return check_dtype(np.asarray(out).dtype, what=f"result of {what}")
+
+
+# What a declared C expression may contain besides its {0}, {1}, ... arguments: arithmetic,
+# comparisons, and/or/not, ``a if c else b``, numbers, and the names every kernel module has
+# in scope (Cython's C builtins and the libc.math cimports of compiler/source.py).
+_C_NAMES = frozenset({"abs", "min", "max", "fabs", "pow", "NAN", "INFINITY"})
+_C_NODES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp,
+            ast.Call, ast.Name, ast.Constant, ast.Load, ast.operator, ast.unaryop, ast.boolop,
+            ast.cmpop)
+_PLACEHOLDER = re.compile(r"[0-9]+\Z")
+
+
+def check_c_expr(text: str | None, arity: int, *, what: str = "c_expr") -> str | None:
+    """``text`` if it is a single-line expression template over ``{0}..{arity-1}`` built only
+    from the pieces listed in ``_C_NODES``/``_C_NAMES``, else :class:`IllFormedProgram`.
+
+    The text is pasted into generated source, so anything else — a newline, a comment, a
+    string, an attribute, a subscript, a call of another name — could change the kernel
+    beyond the expression (up to running arbitrary code when the kernel is called)."""
+    if text is None:
+        return None
+
+    def bad(why: str):
+        return IllFormedProgram(
+            f"{what} must be a one-line expression over {{0}}..{{{arity - 1}}} using numbers, "
+            f"arithmetic, comparisons, and/or/not, 'a if c else b' and "
+            f"{', '.join(sorted(_C_NAMES))}; {why}, found {text!r}")
+    if not isinstance(text, str):
+        raise bad("not a str")
+    if not text.isascii() or not text.isprintable() or "#" in text or "\\" in text:
+        raise bad("only printable ASCII without '#' or backslashes is allowed")
+    args = [f"_sf_arg{p}" for p in range(arity)]
+    try:
+        fields = list(string.Formatter().parse(text))
+    except ValueError as exc:
+        raise bad(f"its braces do not form placeholders ({exc})") from None
+    for _literal, name, spec, conversion in fields:
+        if name is not None and (not _PLACEHOLDER.match(name) or int(name) >= arity
+                                 or spec or conversion):
+            raise bad(f"{{{name}}} is not a placeholder {{0}}..{{{arity - 1}}}")
+    try:
+        tree = ast.parse(text.format(*args), mode="eval")
+    except SyntaxError as exc:
+        raise bad(f"it is not an expression ({exc.msg})") from None
+    for node in ast.walk(tree):
+        if not isinstance(node, _C_NODES):
+            raise bad(f"{type(node).__name__} is not allowed")
+        if isinstance(node, ast.Name) and node.id not in _C_NAMES and node.id not in args:
+            raise bad(f"the name {node.id!r} is not allowed")
+        if isinstance(node, ast.Constant) and type(node.value) not in (bool, int, float):
+            raise bad(f"the constant {node.value!r} is not allowed")
+        if isinstance(node, ast.Call) and (node.keywords or not isinstance(node.func, ast.Name)
+                                           or node.func.id not in _C_NAMES):
+            raise bad("only abs/min/max/fabs/pow may be called, without keywords")
+    return text
 
 
 FUNCTIONS: dict[str, ElementwiseFunction] = {}

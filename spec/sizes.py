@@ -353,7 +353,15 @@ def evaluate(e: ExprLike, env: Mapping[str, Any]) -> Any:
 
 def to_c(e: ExprLike, name: Callable[[str], str] = lambda s: s) -> str:
     """The C reading: Cython expression text; ``name`` maps symbols to identifiers."""
-    return read(e, C, lambda x: str(x.value) if isinstance(x, Const) else name(x.name))
+    def leaf(x: Expr) -> str:
+        if isinstance(x, Const):
+            return str(x.value)
+        # Sym() itself does not check its name (a user operator's pieces may build one), and
+        # this text is compiled: anything but an identifier could change the kernel's code.
+        if not isinstance(x.name, str) or not _SYMBOL.match(x.name):
+            raise IllFormedProgram(f"size symbol names must be identifiers, found {x.name!r}")
+        return name(x.name)
+    return read(e, C, leaf)
 
 
 # ---------------------------------------------------------------------------------------------
