@@ -1,11 +1,11 @@
 """Fuzzing compiled kernels with malformed and non-canonical sparse inputs (issue #6 §1, §2).
 
 Each *case* takes a valid sparse input (scipy csr/csc/coo, 1-d csr/coo vectors, pydata
-COO/GCXS), applies one *mutation* from :data:`MUTATIONS` (a broken ``indptr``, coordinates
-out of range, index arrays of a foreign dtype, a stale ``has_canonical_format`` flag,
-unsorted or duplicated entries, ...) and calls one program of :data:`PROGRAMS` (every kernel
-family: shape ops, maps, merges, reductions, contractions) compiled for one output format.
-Every mutation states what is acceptable:
+COO/GCXS), applies one *mutation* of ``fuzz_mutations.MUTATIONS`` (a broken ``indptr``,
+coordinates out of range, index arrays of a foreign dtype, a stale ``has_canonical_format``
+flag, unsorted or duplicated entries, ...) and calls one program of
+``fuzz_cases.programs()`` (every kernel family: shape ops, maps, merges, reductions,
+contractions) compiled for one output format. Every mutation states what is acceptable:
 
 * ``invalid`` — :class:`InvalidData` / :class:`IllFormedProgram` whose message contains
   one of the mutation's pieces (it names the problem);
@@ -30,7 +30,9 @@ the driver knows which case killed it, records it with its seed and restarts aft
     fuzz.replay(seed=0, index=17)                   # one case in this process, described
 
 ``sparsefold fuzz --iterations N --seed S [--time-budget SECONDS] [--full]`` is the CLI.
-Everything is deterministic from ``(seed, index)``.
+Everything is deterministic from ``(seed, index)``. This module is the driver, the worker,
+the report and the CLI; ``fuzz_cases`` holds the programs and cases, ``fuzz_mutations`` the
+malformations and the oracle's ``meaning``. User guide: ``docs/reliability.md``.
 """
 
 from __future__ import annotations

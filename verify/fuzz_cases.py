@@ -35,7 +35,7 @@ OUTS = ("csr", "csc", "coo", "dense")
 @dataclass(frozen=True)
 class Program:
     """A program of the catalogue: ``fn`` over the mutated input (argument ``target``) and
-    valid partners. ``partners`` name the extra arguments' kinds (see ``_partner``);
+    valid partners. ``partners`` name the extra arguments' kinds (see ``_partner_shape``);
     ``one_row`` programs take a ``(1, n)`` input (squeeze, broadcast)."""
 
     name: str

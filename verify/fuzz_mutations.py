@@ -417,6 +417,8 @@ def _mut_fill_value(rng, a, fmt):
 
 
 def _mut_mismatch(rng, a, fmt):
+    """The input stays valid; ``make_case`` gives a partner operand a shape that does not
+    fit (``needs_partner``)."""
     return Expect("invalid", ("broadcast", "shape", "size", "axis", "contracted", "match"),
                   ("IllFormedProgram", "InvalidData"))
 
