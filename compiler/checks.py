@@ -1,15 +1,23 @@
 """Coordinate range checks inside kernels: every stored coordinate is tested as it is read.
 
 Kernels have no bounds checks, so a coordinate outside its axis must never reach an index
-computation. The runtime (``runtime.py``) checks what is O(rows) — ``pos`` lengths,
-monotonicity, ends inside ``crd`` — before the call; the O(nnz) test that each coordinate
-lies in ``[0, size)`` is done here, fused with the read that needs it: one unsigned compare
-on a value already in a register, instead of separate NumPy passes (``min``, ``max``) over
-every index array on every call. A kernel therefore checks exactly the entries it reads (a
-strided row slice reads only the rows it keeps); an entry it never reads cannot affect memory
-or the result.
+computation. The runtime (``runtime.py``) checks the ``pos`` arrays — length, starts at 0,
+monotone, ends inside ``crd``: O(rows), and what bounds the number of entries any kernel
+reads and writes — before the call. The O(nnz) test that each coordinate lies in
+``[0, size)`` is done here, fused with the read that needs it: one unsigned compare on a
+value already in a register, instead of separate NumPy passes (``min``, ``max``) over every
+index array on every call. A kernel therefore checks exactly the entries it reads (a
+strided row slice reads only the rows it keeps); an entry it never reads cannot affect
+memory or the result.
 
-A failing check raises :class:`~sparsefold.spec.errors.InvalidData` naming the input array.
+A failing test does not leave the loop: it records the first failure (site, value, size) in
+``sf_bad``/``sf_a``/``sf_b`` and replaces the coordinate by 0, so the hot loops contain no
+calls (a call would make gcc assume memory is clobbered and spill accumulators: the SpMV
+ran 3x slower). After the loops ``run`` raises :class:`~sparsefold.spec.errors.InvalidData`
+naming the array; the partial output is discarded. Coordinate 0 is inside every axis a
+kernel indexes with it: the runtime rejects a sparse input that stores entries but has an
+empty axis. The number of entries written never depends on coordinate values, so a
+replaced coordinate cannot overflow an output either.
 """
 
 from __future__ import annotations
@@ -20,26 +28,48 @@ from sparsefold.compiler.cnames import array_var
 from sparsefold.compiler.pointwise import Body, expr_c
 from sparsefold.spec.compute import Input
 
-__all__ = ["read_coordinate", "copy_coordinates", "RANGE_ERROR_PYX"]
+__all__ = ["read_coordinate", "copy_coordinates", "failure_epilogue", "FAIL_PY"]
 
-RANGE_ERROR_PYX = '''
-cdef int _sf_out_of_range(const char* what, int64_t found, int64_t size) except -1 nogil:
-    # a stored coordinate outside its axis: the input is malformed. Raised from the kernel
-    # (which releases everything it holds on the way out), never read past.
-    with gil:
-        from sparsefold.spec.errors import InvalidData
-        raise InvalidData(f"{what.decode()} out of range [0, {size}): found {found}")
+FAIL_PY = '''
+def _sf_fail(site, found, size):
+    # the first failed range check of the call: which array, what was found
+    from sparsefold.spec.errors import InvalidData
+    raise InvalidData(f"{_SF_SITES[site - 1]} out of range [0, {size}): found {found}")
 '''
 
 _SAFE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def _name(leaf: Input) -> str:
+    return leaf.name if _SAFE.match(leaf.name) else "input"
+
+
+def _site(body: Body, what: str) -> int:
+    """Register a check site (the array it reads); its number is what ``sf_bad`` records."""
+    sites = body.helpers.setdefault("sites", [])
+    for name in ("sf_bad", "sf_a", "sf_b"):
+        body.declare(name, "int64_t")
+    if what not in sites:
+        sites.append(what)
+    return sites.index(what) + 1
+
+
+def failure_epilogue(body: Body) -> tuple[list[str], list[str], list[str]]:
+    """(module-level helper text, lines before the loops, lines after the nogil block) for
+    a body that registered check sites; empty lists if it registered none."""
+    sites = body.helpers.get("sites")
+    if not sites:
+        return [], [], []
+    table = "_SF_SITES = (" + "".join(f"{w!r}, " for w in sites) + ")"
+    return ([FAIL_PY, table], ["sf_bad = 0"],
+            ["if sf_bad:", "    _sf_fail(sf_bad, sf_a, sf_b)"])
 
 
 def _label(leaf: Input, level_no: int) -> str:
     """The array's name in messages: scipy's ``indices`` or ``coords[d]`` (COO)."""
     mode = leaf.format.mode_order[level_no]
     what = f"coords[{mode}]" if leaf.format.name == "coo" else "indices"
-    name = leaf.name if _SAFE.match(leaf.name) else "input"
-    return f"{name}: {what}"
+    return f"{_name(leaf)}: {what}"
 
 
 def _size(leaf: Input, level_no: int) -> str:
@@ -48,25 +78,28 @@ def _size(leaf: Input, level_no: int) -> str:
 
 def read_coordinate(body: Body, leaf: Input, level_no: int, pos: str, var: str) -> None:
     """``var = crd[pos]``, then the range test (one unsigned compare covers both ends)."""
-    body.helpers["range"] = RANGE_ERROR_PYX
+    site = _site(body, _label(leaf, level_no))
     crd = array_var(leaf.name, f"crd{level_no}")
     size = _size(leaf, level_no)
     body.line(f"{var} = {crd}[{pos}]")
-    body.line(f"if <uint64_t>{var} >= <uint64_t>{size}: "
-              f"_sf_out_of_range(b\"{_label(leaf, level_no)}\", {var}, {size})")
+    with body.block(f"if <uint64_t>{var} >= <uint64_t>{size}:"):
+        with body.block("if sf_bad == 0:"):
+            body.line(f"sf_bad = {site}")
+            body.line(f"sf_a = {var}")
+            body.line(f"sf_b = {size}")
+        body.line(f"{var} = 0")
 
 
 def copy_coordinates(body: Body, leaf: Input, level_no: int, *, dst: str, src_start: str,
                      count: str, shift: str, out_type: str, index_type: str,
                      also: tuple[str, ...] = ()) -> None:
     """``dst[t] = crd[src_start + t] + shift`` for ``t < count``, with the range test folded
-    into the copy as an OR of flags; the first bad coordinate is found and reported only
+    into the copy as an OR of flags; the first bad coordinate is found and recorded only
     when the flag is set. The test is done in the index array's own width (``index_type``,
     int32_t or int64_t) against a limit clamped to that width, so the loop stays a
     straight copy that gcc vectorizes (``-fvect-cost-model=cheap`` in ``build.CFLAGS``).
     ``also`` are statements of ``t`` fused into the same loop (a row's values: for short
     rows one loop beats a ``memcpy`` call per array)."""
-    body.helpers["range"] = RANGE_ERROR_PYX
     crd = array_var(leaf.name, f"crd{level_no}")
     size = _size(leaf, level_no)
     bits = {"int32_t": 32, "int64_t": 64}[index_type]
@@ -91,7 +124,7 @@ def copy_coordinates(body: Body, leaf: Input, level_no: int, *, dst: str, src_st
         body.line(f"{dst}[{t}] = {value}")
         for stmt in also:
             body.line(stmt)
-    with body.block(f"if {bad}:"):
+    with body.block(f"if {bad}:"):  # only ever stored, never used as an index: just report
+        body.declare("range_v", "int64_t")
         with body.block(f"for {t} in range({count}):"):
             read_coordinate(body, leaf, level_no, f"{src_start} + {t}", "range_v")
-            body.declare("range_v", "int64_t")

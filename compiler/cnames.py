@@ -56,8 +56,9 @@ def size_var(symbol: str) -> str:
 
 
 def array_var(input_name: str, part: str) -> str:
-    """``part`` is one of val, pos<l>, crd<l>, st<d> (dense strides)."""
-    return f"{input_name}_{part}"
+    """``part`` is one of val, pos<l>, crd<l>, st<d> (dense strides). Prefixed ``in_`` so an
+    input named like a compiler-owned array (``out``, ``p_out``) cannot collide with it."""
+    return f"in_{input_name}_{part}"
 
 
 def coord_var(prefix: str, d: int) -> str:

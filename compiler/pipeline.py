@@ -304,10 +304,9 @@ class Kernel:
         key = (tuple((name, tuple(d.items())) for name, d in index_dtypes.items()), out_index)
         src, args, module = self._variant(key, index_dtypes, out_index)
         outputs = self._allocate(out_shape, capacity, out_index)
-        self._env = env
         argv = [self._arg(a, prepared, outputs, env) for a in args]
         result = module.run(*argv)
-        return self._finish(result, outputs, out_shape, out_index, library)
+        return self._finish(result, outputs, out_shape, out_index, library, env)
 
     def _bind(self, values) -> dict[str, int]:
         env: dict[str, int] = {}
@@ -407,12 +406,12 @@ class Kernel:
             return outputs[a.source[1]]
         raise AssertionError(a)
 
-    def _finish(self, result, outputs, shape, out_index, library):
+    def _finish(self, result, outputs, shape, out_index, library, env):
         a = self.plan.assembly
         if a in ("dense", "accumulate") or self.plan.strategy == "dense":
             dense = outputs["val"]
             if "cnt" in outputs:  # cells that also cover implicit zeros meet a 0
-                (extent,) = self._extent_fn(self._env)
+                (extent,) = self._extent_fn(env)  # this call's sizes: kernels are shared
                 _combine_zero(self.reduction.monoid, dense, outputs["cnt"] < extent)
             return _from_dense(dense, self.out_name, self.fmt, library)
         n, m = result

@@ -75,6 +75,14 @@ def _check_range(name: str, what: str, crd: np.ndarray, n: int) -> None:
                           f"{crd.min()}..{crd.max()}")
 
 
+def _no_entries_on_empty_axis(name: str, nnz: int, sizes) -> None:
+    """Kernels replace a bad coordinate by 0 until they report it (``checks.py``); that is
+    only safe on axes of size 1 or more, and an empty axis cannot hold entries anyway."""
+    if nnz and 0 in sizes:
+        raise InvalidData(f"{name}: stores {nnz} entries but has an axis of size 0 "
+                          f"(shape {tuple(sizes)})")
+
+
 def _rows_sorted_unique(indptr, indices) -> bool:
     nnz = int(indptr[-1])
     if nnz < 2:
@@ -101,35 +109,57 @@ def canonical_order(coords: list[np.ndarray]) -> bool:
 def sparse_levels(value: Any, leaf: Input, name: str) -> dict[str, np.ndarray]:
     """Level arrays (``pos<l>``, ``crd<l>``) and ``val`` of a sparse input, validated and
     canonical, in the layout ``leaf.format`` describes."""
+    check_supported(value, name)
     shape = tuple(int(n) for n in value.shape)
     kinds = leaf.format.kinds
+    row_major = leaf.format.mode_order == (0, 1)
     if is_scipy_sparse(value):
         fmt = value.format
-        if kinds == ("full", "pos") and fmt not in ("csr", "csc", "coo") and value.ndim == 2:
-            # bsr, dia, lil, dok: converted to the compressed format the input was traced as
-            value = value.tocsr() if leaf.format.mode_order == (0, 1) else value.tocsc()
-            fmt = value.format
-        if kinds == ("full", "pos") and fmt in ("csr", "csc") and value.ndim == 2:
-            if (fmt == "csr") != (leaf.format.mode_order == (0, 1)):
-                value = value.tocsr() if leaf.format.mode_order == (0, 1) else value.tocsc()
+        if kinds == ("full", "pos") and value.ndim == 2:
+            if fmt != ("csr" if row_major else "csc"):
+                # another layout (csc for a csr leaf; bsr, dia, lil, dok): scipy converts it,
+                # and scipy's conversions trust the index arrays they walk
+                validate_storage(value, name)
+                value = value.tocsr() if row_major else value.tocsc()
             return _compressed(value, name, leaf, shape, scipy_obj=value)
         if kinds == ("pos",) and fmt == "csr" and value.ndim == 1:
             return _compressed(value, name, leaf, (1,) + shape, scipy_obj=value, vector=True)
+        if fmt != "coo":
+            validate_storage(value, name)
         coo = value if fmt == "coo" else value.tocoo()
-        coords = list(coo.coords)
-        return _coo(coords, coo.data, name, leaf, shape, coo)
+        return _coo(list(coo.coords), coo.data, name, leaf, shape, coo)
     if is_pydata_sparse(value):
         kind = type(value).__name__
         if kind == "GCXS" and kinds == ("full", "pos") and value.ndim == 2:
             axes = tuple(value.compressed_axes)
-            want = (0,) if leaf.format.mode_order == (0, 1) else (1,)
+            want = (0,) if row_major else (1,)
             if axes != want:
+                validate_storage(value, name)
                 value = value.change_compressed_axes(want)
             return _compressed_arrays(value.indptr, value.indices, value.data, name, leaf, shape)
+        if kind != "COO":
+            validate_storage(value, name)
         coo = value if kind == "COO" else value.tocoo()
         return _coo(list(coo.coords), coo.data, name, leaf, shape, None)
     raise InvalidData(f"{name}: expected a sparse array for a {leaf.format} input, found "
                       f"{type(value).__name__}")
+
+
+def check_supported(value: Any, name: str) -> None:
+    """Storage the runtime knows how to read, before anything walks it: scipy compressed
+    arrays of a rank they cannot have (a CSC claiming 3 axes: scipy's own conversions would
+    walk its ``indptr`` past the end), pydata arrays with a nonzero fill value (every
+    kernel and the interpreter assume implicit entries are zero)."""
+    if is_scipy_sparse(value):
+        ranks = {"csr": (1, 2), "csc": (2,), "bsr": (2,)}.get(value.format)  # with indptr
+        if ranks is not None and value.ndim not in ranks:
+            raise InvalidData(f"{name}: scipy {value.format} storage cannot hold a "
+                              f"{value.ndim}-d array (shape {tuple(value.shape)})")
+    elif is_pydata_sparse(value):
+        fill = getattr(value, "fill_value", 0)
+        if not (np.ndim(fill) == 0 and fill == 0 and not np.isnan(fill)):
+            raise InvalidData(f"{name}: fill_value {fill!r} is not supported; implicit entries "
+                              f"must be 0")
 
 
 def _compressed(value, name, leaf, shape, *, scipy_obj, vector=False):
@@ -140,6 +170,7 @@ def _compressed(value, name, leaf, shape, *, scipy_obj, vector=False):
         n_outer, n_inner = 1, shape[1]
     _check_compressed(name, indptr, indices, n_outer, n_inner, coordinates=False)
     nnz = int(indptr[-1])
+    _no_entries_on_empty_axis(name, nnz, (n_outer, n_inner))
     data = _values(value.data, nnz, leaf.dtype, f"{name}.data")
     trusted = bool(getattr(scipy_obj, "has_canonical_format", False))
     if not trusted and not _rows_sorted_unique(indptr, indices):
@@ -156,11 +187,12 @@ def _compressed_arrays(indptr, indices, data, name, leaf, shape):
     indices = _index_array(indices, f"{name}.indices")
     n_outer, n_inner = shape if leaf.format.mode_order == (0, 1) else shape[::-1]
     _check_compressed(name, indptr, indices, n_outer, n_inner, coordinates=False)
+    _no_entries_on_empty_axis(name, int(indptr[-1]), (n_outer, n_inner))
     data = _values(data, int(indptr[-1]), leaf.dtype, f"{name}.data")
     if not _rows_sorted_unique(indptr, indices):
         import scipy.sparse as sp
         cls = sp.csr_array if leaf.format.mode_order == (0, 1) else sp.csc_array
-        fixed = cls((data, indices, indptr), shape=shape)
+        fixed = cls((data, indices, indptr), shape=shape, copy=True)  # never the caller's
         fixed.sum_duplicates()
         return {"pos1": fixed.indptr, "crd1": fixed.indices, "val": fixed.data}
     return {"pos1": indptr, "crd1": indices, "val": data}
@@ -175,7 +207,10 @@ def _coo(coords, data, name, leaf, shape, scipy_obj):
     for d, c in enumerate(coords):
         if c.shape[0] != nnz:
             raise InvalidData(f"{name}: coords[{d}] has {c.shape[0]} entries, expected {nnz}")
+    _no_entries_on_empty_axis(name, nnz, shape)
     data = _values(data, nnz, leaf.dtype, f"{name}.data")
+    if data.shape[0] != nnz:  # COO pairs each coordinate with one value: no tail
+        raise InvalidData(f"{name}: data has {data.shape[0]} values for {nnz} coordinates")
     trusted = bool(getattr(scipy_obj, "has_canonical_format", False))
     if not trusted and not canonical_order(coords):
         order = np.lexsort(coords[::-1])
@@ -213,6 +248,7 @@ def validate_storage(value: Any, name: str) -> None:
         _check_compressed(name, _index_array(value.indptr, f"{name}.indptr"),
                           _index_array(value.indices, f"{name}.indices"), 1, shape[0],
                           coordinates=True)
+        _values(value.data, int(value.indptr[-1]), value.dtype, f"{name}.data")
     elif (is_scipy_sparse(value) and value.format == "coo") or (
             is_pydata_sparse(value) and type(value).__name__ == "COO"):
         coords = list(value.coords)
@@ -225,19 +261,18 @@ def validate_storage(value: Any, name: str) -> None:
             _check_range(name, f"coords[{d}]", c, shape[d])
     elif is_pydata_sparse(value) and type(value).__name__ == "GCXS" and value.ndim == 2:
         outer, inner = shape if tuple(value.compressed_axes) == (0,) else shape[::-1]
-        _check_compressed(name, _index_array(value.indptr, f"{name}.indptr"),
-                          _index_array(value.indices, f"{name}.indices"), outer, inner,
-                          coordinates=True)
+        indptr = _index_array(value.indptr, f"{name}.indptr")
+        _check_compressed(name, indptr, _index_array(value.indices, f"{name}.indices"),
+                          outer, inner, coordinates=True)
+        _values(value.data, int(indptr[-1]), value.dtype, f"{name}.data")
 
 
 def dense_operand(value: Any, dtype: np.dtype, name: str) -> np.ndarray:
-    """A dense array (sparse inputs are densified: an explicit fallback)."""
-    if is_scipy_sparse(value):
-        validate_storage(value, name)
-        arr = value.toarray()
-    elif is_pydata_sparse(value):
-        validate_storage(value, name)
-        arr = value.todense()
+    """A dense array. Sparse inputs are densified from their validated, canonical level
+    arrays (duplicates summed, index dtypes converted), never by library code that trusts
+    the arrays (``toarray``/``todense``): an explicit fallback, so it need not be fast."""
+    if is_scipy_sparse(value) or is_pydata_sparse(value):
+        arr = _densify(value, dtype, name)
     else:
         arr = np.asarray(value)
     if arr.dtype != dtype:
@@ -245,6 +280,38 @@ def dense_operand(value: Any, dtype: np.dtype, name: str) -> np.ndarray:
     if any(s % arr.itemsize for s in arr.strides):
         arr = np.ascontiguousarray(arr)
     return arr
+
+
+def _densify(value: Any, dtype: np.dtype, name: str) -> np.ndarray:
+    from sparsefold.interop import describe
+    from sparsefold.spec.formats import named_format
+    check_supported(value, name)
+    shape = tuple(int(n) for n in value.shape)
+    fmt = named_format(describe(value).format, len(shape))
+    levels = sparse_levels(value, Input(name, shape, np.dtype(dtype), fmt), name)
+    out = np.zeros(shape, dtype=dtype)
+    if fmt.kinds == ("full", "pos"):
+        outer, inner = fmt.mode_order
+        pos, crd = levels["pos1"], levels["crd1"]
+        nnz = int(pos[-1])
+        crd = crd[:nnz]
+        _check_range(name, "indices", crd, shape[inner])
+        rows = np.repeat(np.arange(shape[outer]), np.diff(pos))
+        out[(rows, crd) if outer == 0 else (crd, rows)] = levels["val"][:nnz]
+        return out
+    crds = [levels[f"crd{d}"] for d in range(len(shape))]
+    nnz = crds[0].shape[0] if crds else 0
+    if fmt.kinds == ("pos",):  # a 1-d vector: pos0 says how many entries are stored
+        nnz = int(levels["pos0"][-1])
+        crds = [crds[0][:nnz]]
+    what = "indices" if fmt.kinds == ("pos",) and fmt.name == "csr" else None
+    for d, c in enumerate(crds):
+        _check_range(name, what or f"coords[{d}]", c, shape[d])
+    if crds:
+        out[tuple(crds)] = levels["val"][:nnz]
+    elif levels["val"].shape[0]:  # a 0-d array with its one stored entry
+        out[()] = levels["val"][0]
+    return out
 
 
 def _compressed_array(cls, data, indices, indptr, shape):

@@ -13,6 +13,7 @@ import hashlib
 from dataclasses import dataclass
 
 from sparsefold.compiler.build import BUFFER_ADDRESS_PYX
+from sparsefold.compiler.checks import failure_epilogue
 from sparsefold.compiler.pointwise import Body
 
 __all__ = ["Arg", "render_module", "COMPILER_VERSION"]
@@ -48,8 +49,11 @@ def render_module(*, title: str, program_text: str, notes: list[str], args: list
             casts.append(f"    cdef {a.ctype}* {a.name[2:]} = <{a.ctype}*>{a.name}")
     code = ["def run(" + params + "):"]
     code += body.declarations(1) + casts
+    checks_text, before, after = failure_epilogue(body)
     code.append("    with nogil:")
+    code += ["        " + line for line in before]
     code += body.lines or ["        pass"]
+    code += ["    " + line for line in after]
     if returns:
         code.append(f"    return {returns}")
     text_body = "\n".join(code)
@@ -70,7 +74,7 @@ def render_module(*, title: str, program_text: str, notes: list[str], args: list
         "from libc.string cimport memcpy",
         BUFFER_ADDRESS_PYX,
         *helpers,
-        *(body.helpers[k] for k in sorted(body.helpers)),
+        *checks_text,
         "",
     ]
     return "\n".join(header) + text_body + "\n"

@@ -37,10 +37,14 @@ def densify(value: Any) -> np.ndarray:
     """A dense NumPy array for a NumPy, scipy.sparse or pydata/sparse array (or scalar)."""
     if isinstance(value, np.ndarray):
         return value
-    if hasattr(value, "toarray") and hasattr(value, "tocsr"):  # scipy.sparse (any format)
-        return np.asarray(value.toarray())
-    if type(value).__module__.split(".")[0] == "sparse" and hasattr(value, "todense"):
-        return np.asarray(value.todense())
+    if (hasattr(value, "toarray") and hasattr(value, "tocsr")) or (
+            type(value).__module__.split(".")[0] == "sparse" and hasattr(value, "todense")):
+        # scipy.sparse / pydata: densified from validated storage (``toarray``/``todense``
+        # trust their index arrays: a malformed array would be read out of bounds), with
+        # duplicates summed as scipy does. Storage parsing, not semantics: shared with the
+        # compiler's runtime so both engines read the same input the same way.
+        from sparsefold.compiler.runtime import dense_operand
+        return dense_operand(value, np.dtype(value.dtype), "input")
     if isinstance(value, (bool, int, float, complex, np.generic)) or hasattr(value, "__array__"):
         return np.asarray(value)
     raise InvalidData(f"expected a NumPy, scipy.sparse or pydata/sparse array, found "

@@ -1,4 +1,5 @@
-"""Coordinate range checks done inside the kernels (``compiler/checks.py``).
+"""Coordinate range checks done inside the kernels (``compiler/checks.py``), and the
+``indptr`` checks that stay in the runtime.
 
 Every loop shape that reads stored coordinates — leaf loops, row-driven loops, bulk copies
 (vstack), row segments (hstack), two-operand merges (row and cursor), the piece merge (COO
@@ -103,3 +104,37 @@ def test_int32_indices_on_an_axis_longer_than_int32():
     bad.indices[1] = -7
     with pytest.raises(sf.InvalidData, match="a0: indices out of range"):
         f(bad, b)
+
+
+def _bad_indptr(x, how: str):
+    """A copy of CSR ``x`` with a malformed ``indptr`` whose first and last entries are still
+    right, flagged canonical: a stale flag must not skip the monotonicity check, which
+    bounds how many entries every kernel reads and writes."""
+    x = x.copy()
+    p = x.indptr
+    mid = len(p) // 2
+    if how == "swapped":
+        assert p[mid - 1] < p[mid + 1]
+        p[mid], p[mid + 1] = p[mid + 1], p[mid - 1]
+    elif how == "negative":
+        p[mid] = -3
+    else:  # past the stored entries
+        p[mid] = p[-1] + 1000
+    x.has_canonical_format = True
+    return x
+
+
+CSR_PROGRAMS = [p for p in PROGRAMS if p[3] == "csr"]
+ROW_CASES = [pytest.param(fn, out, arity, operand, id=f"{pid}-a{operand}")
+             for pid, fn, out, fmt, arity in CSR_PROGRAMS for operand in range(arity)]
+
+
+@pytest.mark.parametrize("how", ["swapped", "negative", "past_end"])
+@pytest.mark.parametrize("fn, out, arity, operand", ROW_CASES)
+def test_malformed_indptr_is_rejected(fn, out, arity, operand, how):
+    args = [make_input((8, 5), "csr", "float64", seed=s, density=0.6) for s in (3, 4)][:arity]
+    f = sf.jit(fn, out=out)
+    check_result(f(*args), fn(*map(sf.asarray, args)).interpret(), out)
+    args[operand] = _bad_indptr(args[operand], how)
+    with pytest.raises(sf.InvalidData, match=rf"a{operand}: indptr is not monotone"):
+        f(*args)

@@ -128,9 +128,6 @@ def test_keyword_input_names_give_correct_kernels():
     assert f"{KEYWORDS[-1]}_val" in source  # the names really reach the code, prefixed
 
 
-@pytest.mark.xfail(strict=True, raises=sf.InternalError,
-                   reason="compiler_failures.md §21: an input named 'out' or 'p_out' clashes "
-                          "with the output's variables (Cython: declared twice)")
 @pytest.mark.parametrize("name", ["out", "p_out"])
 def test_input_named_like_the_output_gives_a_correct_kernel(name):
     a = _A(1)

@@ -160,7 +160,8 @@ def test_eight_threads_call_different_kernels(matrices):
 def test_max_reduction_with_concurrent_calls_of_other_sizes(monkeypatch):
     """A schedule the released GIL allows: while one call of a kernel finishes, another call
     of the same kernel (other sizes) binds its sizes. Forced with events around
-    Kernel._finish, so the outcome does not depend on luck."""
+    Kernel._finish, so the outcome does not depend on luck. (Regression test for
+    compiler_failures.md §22: the sizes were kept on the shared kernel.)"""
     from sparsefold.compiler import pipeline
     f = sf.jit(lambda a: a.max(axis=0), out="dense")
     rng = np.random.default_rng(5)
@@ -196,12 +197,6 @@ def test_max_reduction_with_concurrent_calls_of_other_sizes(monkeypatch):
     np.testing.assert_array_equal(results["large"], large.toarray().max(axis=0))
     np.testing.assert_array_equal(results["small"], small.toarray().max(axis=0))
 
-
-test_max_reduction_with_concurrent_calls_of_other_sizes = pytest.mark.xfail(
-    strict=True, raises=AssertionError,
-    reason="compiler_failures.md §22: Kernel.__call__ keeps the call's sizes in self._env, "
-           "shared by concurrent calls; _finish reads another call's sizes")(
-    test_max_reduction_with_concurrent_calls_of_other_sizes)
 
 
 # -- the jit cache ------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: stream -> csr
-# sparsefold compiler 0.1.0; source hash 1ee4b7683b4e62b5
+# sparsefold compiler 0.1.0; source hash 716c4323076d39d6
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] coo
@@ -28,14 +28,13 @@ cdef void* _sf_address(object array, Py_ssize_t itemsize, bint writable) except?
     return address
 
 
-cdef int _sf_out_of_range(const char* what, int64_t found, int64_t size) except -1 nogil:
-    # a stored coordinate outside its axis: the input is malformed. Raised from the kernel
-    # (which releases everything it holds on the way out), never read past.
-    with gil:
-        from sparsefold.spec.errors import InvalidData
-        raise InvalidData(f"{what.decode()} out of range [0, {size}): found {found}")
+def _sf_fail(site, found, size):
+    # the first failed range check of the call: which array, what was found
+    from sparsefold.spec.errors import InvalidData
+    raise InvalidData(f"{_SF_SITES[site - 1]} out of range [0, {size}): found {found}")
 
-def run(object p_a0_pos0, object p_a0_crd0, object p_a0_crd1, object p_a0_val, int64_t S_n0, int64_t S_n1, object p_out_crd0, object p_out_val):
+_SF_SITES = ('a0: coords[0]', 'a0: coords[1]', )
+def run(object p_in_a0_pos0, object p_in_a0_crd0, object p_in_a0_crd1, object p_in_a0_val, int64_t S_n0, int64_t S_n1, object p_out_crd0, object p_out_val):
     cdef int64_t cur
     cdef int64_t i0
     cdef int64_t i1
@@ -44,25 +43,41 @@ def run(object p_a0_pos0, object p_a0_crd0, object p_a0_crd1, object p_a0_val, i
     cdef int64_t o0
     cdef int64_t q0
     cdef int64_t q1
-    cdef int64_t* a0_pos0 = <int64_t*>_sf_address(p_a0_pos0, sizeof(int64_t), 0)
-    cdef int32_t* a0_crd0 = <int32_t*>_sf_address(p_a0_crd0, sizeof(int32_t), 0)
-    cdef int32_t* a0_crd1 = <int32_t*>_sf_address(p_a0_crd1, sizeof(int32_t), 0)
-    cdef float* a0_val = <float*>_sf_address(p_a0_val, sizeof(float), 0)
+    cdef int64_t sf_a
+    cdef int64_t sf_b
+    cdef int64_t sf_bad
+    cdef int64_t* in_a0_pos0 = <int64_t*>_sf_address(p_in_a0_pos0, sizeof(int64_t), 0)
+    cdef int32_t* in_a0_crd0 = <int32_t*>_sf_address(p_in_a0_crd0, sizeof(int32_t), 0)
+    cdef int32_t* in_a0_crd1 = <int32_t*>_sf_address(p_in_a0_crd1, sizeof(int32_t), 0)
+    cdef float* in_a0_val = <float*>_sf_address(p_in_a0_val, sizeof(float), 0)
     cdef int32_t* out_crd0 = <int32_t*>_sf_address(p_out_crd0, sizeof(int32_t), 1)
     cdef float* out_val = <float*>_sf_address(p_out_val, sizeof(float), 1)
     with nogil:
+        sf_bad = 0
         n = 0
         m = 0
         cur = 0
         # piece 0: entries of a0 (coo) in storage order -> output coordinates _i0 * n1 + _i1
-        for q0 in range(a0_pos0[0], a0_pos0[0 + 1]):
-            i0 = a0_crd0[q0]
-            if <uint64_t>i0 >= <uint64_t>S_n0: _sf_out_of_range(b"a0: coords[0]", i0, S_n0)
+        for q0 in range(in_a0_pos0[0], in_a0_pos0[0 + 1]):
+            i0 = in_a0_crd0[q0]
+            if <uint64_t>i0 >= <uint64_t>S_n0:
+                if sf_bad == 0:
+                    sf_bad = 1
+                    sf_a = i0
+                    sf_b = S_n0
+                i0 = 0
             q1 = q0
-            i1 = a0_crd1[q1]
-            if <uint64_t>i1 >= <uint64_t>S_n1: _sf_out_of_range(b"a0: coords[1]", i1, S_n1)
+            i1 = in_a0_crd1[q1]
+            if <uint64_t>i1 >= <uint64_t>S_n1:
+                if sf_bad == 0:
+                    sf_bad = 2
+                    sf_a = i1
+                    sf_b = S_n1
+                i1 = 0
             o0 = ((i0 * S_n1) + i1)
             out_crd0[n] = <int32_t>o0
-            out_val[n] = (<float>(a0_val[q1]))
+            out_val[n] = (<float>(in_a0_val[q1]))
             n = n + 1
+    if sf_bad:
+        _sf_fail(sf_bad, sf_a, sf_b)
     return (n, m)

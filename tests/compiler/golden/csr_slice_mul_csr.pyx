@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: stream -> csr
-# sparsefold compiler 0.1.0; source hash 34577f43f4e23d4c
+# sparsefold compiler 0.1.0; source hash fc93f6d5f650b9d3
 #
 # Program:
 #   %0 = input a0: float32[6, 4] csr
@@ -31,14 +31,13 @@ cdef void* _sf_address(object array, Py_ssize_t itemsize, bint writable) except?
     return address
 
 
-cdef int _sf_out_of_range(const char* what, int64_t found, int64_t size) except -1 nogil:
-    # a stored coordinate outside its axis: the input is malformed. Raised from the kernel
-    # (which releases everything it holds on the way out), never read past.
-    with gil:
-        from sparsefold.spec.errors import InvalidData
-        raise InvalidData(f"{what.decode()} out of range [0, {size}): found {found}")
+def _sf_fail(site, found, size):
+    # the first failed range check of the call: which array, what was found
+    from sparsefold.spec.errors import InvalidData
+    raise InvalidData(f"{_SF_SITES[site - 1]} out of range [0, {size}): found {found}")
 
-def run(object p_a0_pos1, object p_a0_crd1, object p_a0_val, object p_a1_pos1, object p_a1_crd1, object p_a1_val, object p_out_pos1, object p_out_crd1, object p_out_val):
+_SF_SITES = ('a0: indices', 'a1: indices', )
+def run(object p_in_a0_pos1, object p_in_a0_crd1, object p_in_a0_val, object p_in_a1_pos1, object p_in_a1_crd1, object p_in_a1_val, object p_out_pos1, object p_out_crd1, object p_out_val):
     cdef int64_t cur
     cdef int64_t e_a
     cdef int64_t e_b
@@ -53,17 +52,21 @@ def run(object p_a0_pos1, object p_a0_crd1, object p_a0_val, object p_a1_pos1, o
     cdef int64_t p_a
     cdef int64_t p_b
     cdef int64_t r
+    cdef int64_t sf_a
+    cdef int64_t sf_b
+    cdef int64_t sf_bad
     cdef float v_1
-    cdef int32_t* a0_pos1 = <int32_t*>_sf_address(p_a0_pos1, sizeof(int32_t), 0)
-    cdef int32_t* a0_crd1 = <int32_t*>_sf_address(p_a0_crd1, sizeof(int32_t), 0)
-    cdef float* a0_val = <float*>_sf_address(p_a0_val, sizeof(float), 0)
-    cdef int32_t* a1_pos1 = <int32_t*>_sf_address(p_a1_pos1, sizeof(int32_t), 0)
-    cdef int32_t* a1_crd1 = <int32_t*>_sf_address(p_a1_crd1, sizeof(int32_t), 0)
-    cdef float* a1_val = <float*>_sf_address(p_a1_val, sizeof(float), 0)
+    cdef int32_t* in_a0_pos1 = <int32_t*>_sf_address(p_in_a0_pos1, sizeof(int32_t), 0)
+    cdef int32_t* in_a0_crd1 = <int32_t*>_sf_address(p_in_a0_crd1, sizeof(int32_t), 0)
+    cdef float* in_a0_val = <float*>_sf_address(p_in_a0_val, sizeof(float), 0)
+    cdef int32_t* in_a1_pos1 = <int32_t*>_sf_address(p_in_a1_pos1, sizeof(int32_t), 0)
+    cdef int32_t* in_a1_crd1 = <int32_t*>_sf_address(p_in_a1_crd1, sizeof(int32_t), 0)
+    cdef float* in_a1_val = <float*>_sf_address(p_in_a1_val, sizeof(float), 0)
     cdef int32_t* out_pos1 = <int32_t*>_sf_address(p_out_pos1, sizeof(int32_t), 1)
     cdef int32_t* out_crd1 = <int32_t*>_sf_address(p_out_crd1, sizeof(int32_t), 1)
     cdef float* out_val = <float*>_sf_address(p_out_val, sizeof(float), 1)
     with nogil:
+        sf_bad = 0
         n = 0
         m = 0
         cur = 0
@@ -74,24 +77,34 @@ def run(object p_a0_pos1, object p_a0_crd1, object p_a0_val, object p_a1_pos1, o
             e_a = 0
             if True:
                 i0_a = (r * 2)
-                p_a = a0_pos1[i0_a]
-                e_a = a0_pos1[i0_a + 1]
+                p_a = in_a0_pos1[i0_a]
+                e_a = in_a0_pos1[i0_a + 1]
             p_b = 0
             e_b = 0
             if True:
                 i0_b = r
-                p_b = a1_pos1[i0_b]
-                e_b = a1_pos1[i0_b + 1]
+                p_b = in_a1_pos1[i0_b]
+                e_b = in_a1_pos1[i0_b + 1]
             while True:
                 while p_a < e_a:
-                    i1_a = a0_crd1[p_a]
-                    if <uint64_t>i1_a >= <uint64_t>4: _sf_out_of_range(b"a0: indices", i1_a, 4)
+                    i1_a = in_a0_crd1[p_a]
+                    if <uint64_t>i1_a >= <uint64_t>4:
+                        if sf_bad == 0:
+                            sf_bad = 1
+                            sf_a = i1_a
+                            sf_b = 4
+                        i1_a = 0
                     break
                 if p_a < e_a:
                     j_a = i1_a
                 while p_b < e_b:
-                    i1_b = a1_crd1[p_b]
-                    if <uint64_t>i1_b >= <uint64_t>4: _sf_out_of_range(b"a1: indices", i1_b, 4)
+                    i1_b = in_a1_crd1[p_b]
+                    if <uint64_t>i1_b >= <uint64_t>4:
+                        if sf_bad == 0:
+                            sf_bad = 2
+                            sf_a = i1_b
+                            sf_b = 4
+                        i1_b = 0
                     break
                 if p_b < e_b:
                     j_b = i1_b
@@ -101,11 +114,13 @@ def run(object p_a0_pos1, object p_a0_crd1, object p_a0_val, object p_a1_pos1, o
                 elif j_b < j_a:
                     p_b = p_b + 1
                 else:
-                    v_1 = (<float>(((<float>(a0_val[p_a])) * (<float>(a1_val[p_b])))))
+                    v_1 = (<float>(((<float>(in_a0_val[p_a])) * (<float>(in_a1_val[p_b])))))
                     out_crd1[n] = <int32_t>j_a
                     out_val[n] = (<float>(v_1))
                     n = n + 1
                     p_a = p_a + 1
                     p_b = p_b + 1
             out_pos1[r + 1] = <int32_t>n
+    if sf_bad:
+        _sf_fail(sf_bad, sf_a, sf_b)
     return (n, m)
