@@ -241,7 +241,7 @@ def _mut_data(kind: str) -> Callable:
             # indptr[-1] is nnz: a longer tail is unread, as scipy prunes it
             return Expect("either", ("stored values", "data"))
         pieces = {"object": ("dtype",), "byteswapped": ("dtype",)}.get(
-            kind, ("stored values", "data", "differ in length", "entries"))
+            kind, ("stored values", "data", "differ in length", "entries", "values for"))
         return Expect("invalid", pieces)
     return apply
 
@@ -251,7 +251,7 @@ def _mut_coords_ragged(rng, a, fmt):
     d = int(rng.integers(0, len(coords)))
     coords[d] = coords[d][:-1].copy()
     set_storage(a, fmt, coords=coords)
-    return Expect("invalid", ("coords[", "differ in length", "entries"))
+    return Expect("invalid", ("coords[", "differ in length", "entries", "values for"))
 
 
 def _mut_coords_count(rng, a, fmt):
@@ -267,6 +267,11 @@ def _mut_shape(kind: str) -> Callable:
         if kind == "negative":
             shape[int(rng.integers(0, len(shape)))] = -int(rng.integers(1, 10))
             pieces = ("negative",)
+        elif kind == "zero":  # entries stored on an empty axis (the inner one if compressed)
+            axis = {"csr": -1, "pd_gcxs": -1, "vec": 0, "csc": 0}.get(
+                fmt, int(rng.integers(0, len(shape))))
+            shape[axis] = 0
+            pieces = ("size 0", "indptr", "broadcast", "shape", "size")
         elif kind == "overflow":  # a product (or a size) beyond int64
             shape = ([2**40 + int(rng.integers(0, 5)), 2**40] if len(shape) == 2 else
                      [2**63 + int(rng.integers(0, 2**20))])
@@ -456,6 +461,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     M("coords_ragged", "coords", _mut_coords_ragged, _scipy_coo),
     M("coords_count", "coords", _mut_coords_count, _is_coo),
     M("shape_negative", "shape", _mut_shape("negative")),
+    M("shape_zero_axis", "shape", _mut_shape("zero")),
     M("shape_overflow", "shape", _mut_shape("overflow")),
     # (pydata's n-d GCXS reads the same arrays as a reshaped matrix: often valid, so not here)
     M("shape_rank", "shape", _mut_shape("rank"), lambda fmt: fmt != "pd_gcxs"),

@@ -1,12 +1,12 @@
 """The malformed-input fuzzer (``sparsefold.verify.fuzz``) in CI: a bounded run in worker
-subprocesses must show no failure and no crash beyond the known bugs listed below, and the
-crash and hang detectors must themselves be able to fail (a worker case that segfaults on
-purpose is reported as a crash of that case, and the run continues after it).
+subprocesses must show no failure and no crash, and the crash and hang detectors must
+themselves be able to fail (a worker case that segfaults on purpose is reported as a crash
+of that case, and the run continues after it).
 
 The long run is off by default: ``SPARSEFOLD_FUZZ_ITERATIONS=5000 pytest -m slow
 tests/robustness/test_fuzz.py`` (all configurations, dtypes and index widths; builds many
-kernels). Each known bug has a strict xfail that passes once the bounded run no longer
-shows it; the section numbers refer to /work/notes/compiler_failures.md.
+kernels). The bugs these runs found (/work/notes/compiler_failures.md §10-§16, fixed in
+597eb60) each keep a targeted run as a regression test.
 """
 
 import os
@@ -17,42 +17,27 @@ from sparsefold.verify import fuzz
 
 pytestmark = pytest.mark.cython
 
-BOUNDED = 300  # 10 cases per core configuration; ~5 s with built kernels, ~45 s from cold
+BOUNDED = 300  # 10 cases per core configuration; ~5 s with built kernels, ~30 s from cold
 
-# Known bugs: a predicate on a failed case, and a targeted run that shows the bug
-# (mutations, formats, programs, cases). Sections of /work/notes/compiler_failures.md.
-KNOWN = {
-    "§10 scipy compressed array whose shape has another rank: scipy's tocoo unvalidated": (
-        lambda r: r.mutation == "shape_rank" and r.format in ("csc", "csr", "vec"),
+# A targeted run per bug the fuzzer found: (mutations, formats, programs) and a case count.
+# Each showed its bug at 56d68ee (§10 as segfaults of the worker); all must pass now.
+REGRESSIONS = {
+    "§10 scipy csc storage whose shape claims another rank (segfault in scipy's tocoo)": (
         dict(mutations=("shape_rank",), formats=("csc",), programs=("scale", "transpose")), 16),
-    "§11 COO data longer than its coordinates is accepted": (
-        lambda r: r.mutation in ("data_long", "coords_ragged") and "coo" in r.format,
+    "§11 COO data longer than its coordinates": (
         dict(mutations=("data_long",), formats=("coo", "pd_coo"), programs=("transpose",)), 4),
-    "§12 pydata COO duplicates: dense-strategy kernels keep the last, not the sum": (
-        lambda r: r.format.startswith("pd_coo") and r.mutation in ("duplicates",
-                                                                   "explicit_zeros"),
+    "§12 pydata COO duplicates on the dense path (last value instead of the sum)": (
         dict(mutations=("duplicates",), formats=("pd_coo",), programs=("plus1",)), 4),
-    "§13 pydata GCXS canonicalized in place (the caller's arrays are sorted)": (
-        lambda r: r.format == "pd_gcxs" and "was modified" in r.detail,
+    "§13 pydata GCXS canonicalized in place": (
         dict(mutations=("unsorted",), formats=("pd_gcxs",), programs=("scale",)), 4),
-    "§14 pydata fill_value other than 0 is ignored": (
-        lambda r: r.mutation == "fill_value_nonzero",
+    "§14 pydata fill_value other than 0 ignored": (
         dict(mutations=("fill_value_nonzero",), programs=("scale",)), 4),
-    "§15 the dense path densifies the caller's object (uint64 indices, unread tails)": (
-        lambda r: (r.mutation == "index_uint64" and any(
-            m in r.detail for m in ("unsupported data types", "only int indices"))) or
-        (r.mutation == "indices_tail_unread" and r.format == "pd_gcxs"),
+    "§15 the dense path densified the caller's object (uint64 indices)": (
         dict(mutations=("index_uint64",), formats=("csr", "coo"), programs=("plus1",)), 4),
-    "§16 the dense path does not check data of 1-d csr vectors and pydata GCXS": (
-        lambda r: r.mutation in ("data_short", "data_2d", "data_long")
-        and r.format in ("vec", "pd_gcxs"),
+    "§16 the dense path did not check data of vectors and GCXS": (
         dict(mutations=("data_short", "data_2d"), formats=("pd_gcxs",), programs=("plus1",)),
         4),
 }
-
-
-def _known(r) -> str | None:
-    return next((name for name, (hit, _, _) in KNOWN.items() if hit(r)), None)
 
 
 @pytest.fixture(scope="module")
@@ -60,10 +45,9 @@ def bounded():
     return fuzz.run(BOUNDED, seed=0, jobs=2)
 
 
-def test_bounded_run_has_no_unknown_failure_or_crash(bounded):
-    unknown = [r for r in bounded.failures if _known(r) is None]
+def test_bounded_run_has_no_failure_or_crash(bounded):
     assert len(bounded.results) == BOUNDED, bounded.summary()
-    assert not unknown, bounded.summary()
+    assert bounded.ok, bounded.summary()
 
 
 def test_bounded_run_covers_every_mutation_family_format_and_output(bounded):
@@ -79,35 +63,15 @@ def test_bounded_run_covers_every_mutation_family_format_and_output(bounded):
     assert {"error", "correct"} <= {r.outcome for r in bounded.results}
 
 
-_TARGETED: dict[str, fuzz.FuzzReport] = {}
-
-
-def _targeted(bug: str) -> fuzz.FuzzReport:
-    """The targeted run at ``bug`` (each case in a worker subprocess, so the segfault of
-    §10 is reported, not suffered); run once per session."""
-    if bug not in _TARGETED:
-        _, only, n = KNOWN[bug]
-        _TARGETED[bug] = fuzz.run(n, seed=3, jobs=2, **only)
-    return _TARGETED[bug]
-
-
-@pytest.mark.parametrize("bug", [pytest.param(name, marks=pytest.mark.xfail(
-    strict=True, reason=f"compiler_failures.md {name.split()[0]}"), id=name.split()[0][1:])
-    for name in KNOWN])
-def test_known_bug_fixed(bug):
-    """No failure and no crash in the targeted run at a known bug."""
-    report = _targeted(bug)
-    assert report.ok, report.summary()
+@pytest.mark.parametrize("bug", [pytest.param(name, id=name.split()[0][1:])
+                                 for name in REGRESSIONS])
+def test_regression_targeted_run(bug):
+    """The targeted run that found a bug: no failure and no crash (each case in a worker
+    subprocess, so a returning segfault is reported, not suffered)."""
+    only, n = REGRESSIONS[bug]
+    report = fuzz.run(n, seed=3, jobs=2, **only)
+    assert len(report.results) == n and report.ok, report.summary()
     assert {r.outcome for r in report.results} & {"error", "correct", "unread"}
-
-
-@pytest.mark.parametrize("bug", [pytest.param(name, id=name.split()[0][1:]) for name in KNOWN])
-def test_known_bug_is_what_its_targeted_run_shows(bug):
-    """Today the targeted run fails only in the way its predicate describes (so the strict
-    xfail above cannot pass, or fail, for an unrelated reason). Delete with the xfail when
-    the bug is fixed."""
-    report = _targeted(bug)
-    assert report.failures and all(_known(r) == bug for r in report.failures), report.summary()
 
 
 def test_crash_detector_reports_the_case_and_continues():
@@ -149,8 +113,7 @@ def test_long_fuzz_run():
     seed = int(os.environ.get("SPARSEFOLD_FUZZ_SEED", "1"))
     report = fuzz.run(n, seed=seed, full=True)
     print(report.summary())
-    unknown = [r for r in report.failures if _known(r) is None]
-    assert not unknown, report.summary()
+    assert report.ok, report.summary()
 
 
 def test_cli_fuzz_prints_the_summary(capsys):

@@ -16,8 +16,9 @@ states its acceptable outcome, and the oracle is NumPy on the input's intended d
 * a stale ``has_canonical_format=True`` on unsorted or duplicated arrays: ``InvalidData``
   or memory-sound result storage (values are not guaranteed: the flag is trusted).
 
-In every case the caller's arrays must be unchanged. Storage that claims another rank can
-crash scipy's conversions (compiler_failures.md §10), so those cases run in a subprocess.
+In every case the caller's arrays must be unchanged. Storage that claims another rank once
+crashed scipy's conversions (compiler_failures.md §10), so those cases run in a subprocess.
+The cases that found §10-§16 (fixed in 597eb60) are regression tests now.
 The last part covers 64-bit sizes: coordinate spaces beyond 2**31 and 2**32, and sizes whose
 product overflows int64 (a clear error, never a wrapped result).
 """
@@ -248,14 +249,15 @@ def _data(kind):
         d = np.array(a.data)
         if kind == "short":
             a.data = d[:-1]
-            return Invalid("stored values|differ in length|entries")
+            return Invalid("stored values|differ in length|entries|values for")
         if kind == "long":
             a.data = np.append(d, 99.0)
             # compressed: nnz is indptr[-1], an unread tail is harmless (scipy prunes it)
-            return Valid(dense) if fmt in COMPRESSED else Invalid("differ in length|entries")
+            return Valid(dense) if fmt in COMPRESSED else \
+                Invalid("differ in length|entries|values for")
         if kind == "2d":
             a.data = d.reshape(1, -1)
-            return Invalid("stored values|differ in length")
+            return Invalid("stored values|differ in length|values for")
         a.data = d.astype(object if kind == "object" else d.dtype.newbyteorder(">"))
         return Invalid("dtype")
     return mutate
@@ -267,7 +269,7 @@ def _coords_ragged(a, fmt, dense):
     coords = _coords(a)
     coords[1] = coords[1][:-1]
     _set_coords(a, fmt, coords)
-    return Invalid(r"coords\[1\]|differ in length")
+    return Invalid(r"coords\[1\]|differ in length|values for")
 
 
 def _coords_count(a, fmt, dense):
@@ -292,6 +294,15 @@ _ILL_OR_INVALID = (sf.InvalidData, sf.IllFormedProgram)
 def _shape_negative(a, fmt, dense):
     _set_shape(a, fmt, (-3,) + tuple(a.shape[1:]))
     return Invalid("negative", _ILL_OR_INVALID)
+
+
+def _shape_zero_axis(a, fmt, dense):
+    """Entries stored on an axis of size 0 (the inner axis of a compressed format): the
+    in-kernel range checks replace a bad coordinate by 0, so this must be rejected first."""
+    shape = list(a.shape)
+    shape[0 if fmt in ("csc", "vec") else -1] = 0
+    _set_shape(a, fmt, tuple(shape))
+    return Invalid("axis of size 0|broadcast|contracted|shape", _ILL_OR_INVALID)
 
 
 def _shape_overflow(a, fmt, dense):
@@ -419,6 +430,7 @@ MUTATIONS = {
     "coords_ragged": _coords_ragged,
     "coords_count": _coords_count,
     "shape_negative": _shape_negative,
+    "shape_zero_axis": _shape_zero_axis,
     "shape_overflow": _shape_overflow,
     "operand_shape_mismatch": _mismatch,
     "unsorted": _unsorted,
@@ -432,23 +444,6 @@ MUTATIONS = {
     "stale_flag_duplicates": lambda a, fmt, dense: _duplicates(a, fmt, dense, flag=True),
 }
 INDPTR = {m for m in MUTATIONS if m.startswith("indptr")}
-
-# Known bugs (sections of /work/notes/compiler_failures.md): (predicate, section)
-KNOWN = [
-    (lambda m, f, fam: m == "data_long" and f not in COMPRESSED and fam != "dense_fill", "§11"),
-    (lambda m, f, fam: m == "duplicates" and f.startswith("pd_coo") and fam == "dense_fill",
-     "§12"),
-    (lambda m, f, fam: m in ("unsorted", "duplicates") and f == "pd_gcxs"
-     and fam != "dense_fill", "§13"),
-    (lambda m, f, fam: (fam == "dense_fill" and m == "index_uint64" and f not in
-                        ("pd_coo", "pd_coo1")) or
-     (m, f, fam) in (("index_uint64", "csc", "merge"),
-                     ("indices_tail_unread", "pd_gcxs", "dense_fill")), "§15"),
-    (lambda m, f, fam: fam == "dense_fill" and f in ("vec", "pd_gcxs")
-     and m in ("data_short", "data_2d", "data_long") and (m, f) != ("data_long", "vec"),
-     "§16"),
-]
-
 
 @functools.cache
 def _applies_to_format(mutation, fmt):
@@ -470,10 +465,7 @@ def _cases():
             for family in FAMILIES:
                 if not _applies(mutation, fmt, family):
                     continue
-                marks = [pytest.mark.xfail(strict=True, reason=f"compiler_failures.md {s}")
-                         for hit, s in KNOWN if hit(mutation, fmt, family)]
-                yield pytest.param(mutation, fmt, family, marks=marks,
-                                   id=f"{mutation}-{fmt}-{family}")
+                yield pytest.param(mutation, fmt, family, id=f"{mutation}-{fmt}-{family}")
 
 
 def _dense(got):
@@ -551,9 +543,8 @@ def test_the_matrix_is_systematic():
         assert fams == set(FAMILIES), fmt
 
 
-# --- pydata fill values (§14) ------------------------------------------------------------------
+# --- pydata fill values (compiler_failures.md §14) -------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="compiler_failures.md §14: fill_value ignored")
 @pytest.mark.parametrize("fmt", ["pd_coo", "pd_gcxs", "pd_coo1"])
 def test_fill_value_nonzero(fmt):
     """A nonzero fill value means every unstored position holds it: a correct result or
@@ -570,7 +561,7 @@ def test_fill_value_nonzero(fmt):
     np.testing.assert_array_equal(got, meant * 3)
 
 
-# --- storage claiming another rank: in a subprocess (scipy may crash, §10) ----------------------
+# --- storage claiming another rank: in a subprocess (scipy crashed on it, §10) ------------------
 
 _RANK_SCRIPT = r"""
 import json, sys
@@ -601,9 +592,7 @@ def _rank_shapes(fmt):
     return [[7, 3], [1000, 7]]
 
 
-@pytest.mark.parametrize("fmt", [pytest.param(f, marks=[pytest.mark.xfail(
-    strict=True, reason="compiler_failures.md §10")] if f == "csc" else [])
-    for f in FORMATS if f != "pd_gcxs"])
+@pytest.mark.parametrize("fmt", [f for f in FORMATS if f != "pd_gcxs"])
 def test_shape_of_another_rank(fmt):
     """Storage of one rank whose shape claims another (pydata GCXS excluded: its n-d form
     reads the same arrays as a reshaped matrix, often validly). Every family must reject
