@@ -28,13 +28,17 @@ from sparsefold.compiler.cnames import array_var
 from sparsefold.compiler.pointwise import Body, expr_c
 from sparsefold.spec.compute import Input
 
-__all__ = ["read_coordinate", "copy_coordinates", "failure_epilogue", "FAIL_PY"]
+__all__ = ["read_coordinate", "copy_coordinates", "check_rows_first", "failure_epilogue",
+           "FAIL_PY"]
 
 FAIL_PY = '''
-def _sf_fail(site, found, size):
-    # the first failed range check of the call: which array, what was found
+def _sf_fail(site, a, b, c):
+    # the first failed check of the call: which array, what was found
     from sparsefold.spec.errors import InvalidData
-    raise InvalidData(f"{_SF_SITES[site - 1]} out of range [0, {size}): found {found}")
+    kind, what = _SF_SITES[site - 1]
+    if kind == "pos":
+        raise InvalidData(f"{what} is not monotone non-decreasing: row {a} spans [{b}, {c})")
+    raise InvalidData(f"{what} out of range [0, {b}): found {a}")
 '''
 
 _SAFE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -44,14 +48,15 @@ def _name(leaf: Input) -> str:
     return leaf.name if _SAFE.match(leaf.name) else "input"
 
 
-def _site(body: Body, what: str) -> int:
-    """Register a check site (the array it reads); its number is what ``sf_bad`` records."""
+def _site(body: Body, kind: str, what: str) -> int:
+    """Register a check site (kind, the array it reads); its number is what ``sf_bad``
+    records."""
     sites = body.helpers.setdefault("sites", [])
-    for name in ("sf_bad", "sf_a", "sf_b"):
+    for name in ("sf_bad", "sf_a", "sf_b", "sf_c"):
         body.declare(name, "int64_t")
-    if what not in sites:
-        sites.append(what)
-    return sites.index(what) + 1
+    if (kind, what) not in sites:
+        sites.append((kind, what))
+    return sites.index((kind, what)) + 1
 
 
 def failure_epilogue(body: Body) -> tuple[list[str], list[str], list[str]]:
@@ -60,9 +65,9 @@ def failure_epilogue(body: Body) -> tuple[list[str], list[str], list[str]]:
     sites = body.helpers.get("sites")
     if not sites:
         return [], [], []
-    table = "_SF_SITES = (" + "".join(f"{w!r}, " for w in sites) + ")"
+    table = "_SF_SITES = (" + "".join(f"({k!r}, {w!r}), " for k, w in sites) + ")"
     return ([FAIL_PY, table], ["sf_bad = 0"],
-            ["if sf_bad:", "    _sf_fail(sf_bad, sf_a, sf_b)"])
+            ["if sf_bad:", "    _sf_fail(sf_bad, sf_a, sf_b, sf_c)"])
 
 
 def _label(leaf: Input, level_no: int) -> str:
@@ -78,7 +83,7 @@ def _size(leaf: Input, level_no: int) -> str:
 
 def read_coordinate(body: Body, leaf: Input, level_no: int, pos: str, var: str) -> None:
     """``var = crd[pos]``, then the range test (one unsigned compare covers both ends)."""
-    site = _site(body, _label(leaf, level_no))
+    site = _site(body, "range", _label(leaf, level_no))
     crd = array_var(leaf.name, f"crd{level_no}")
     size = _size(leaf, level_no)
     body.line(f"{var} = {crd}[{pos}]")
@@ -87,7 +92,36 @@ def read_coordinate(body: Body, leaf: Input, level_no: int, pos: str, var: str) 
             body.line(f"sf_bad = {site}")
             body.line(f"sf_a = {var}")
             body.line(f"sf_b = {size}")
+            body.line("sf_c = 0")
         body.line(f"{var} = 0")
+
+
+def check_rows_first(body: Body, leaves: list[Input]) -> bool:
+    """Before any loop reads them: each CSR/CSC leaf's ``pos1`` monotone (one vectorizable
+    pass over O(rows) values; the runtime checks its length, first and last entry, O(1)).
+    Monotone ``pos`` is what bounds the entries every later loop reads and writes by
+    ``pos1[rows]``, so on failure the rest of the kernel must not run: returns True when
+    checks were emitted, and the caller nests the kernel under ``if sf_bad == 0:``."""
+    compressed = [leaf for leaf in leaves if leaf.format.kinds == ("full", "pos")]
+    t = body.declare("t", "int64_t")
+    for leaf in compressed:
+        site = _site(body, "pos", f"{_name(leaf)}: indptr")
+        pos = array_var(leaf.name, "pos1")
+        rows = expr_c(leaf.shape[leaf.format.mode_order[0]], {})
+        bad = body.declare("pos_bad", "int64_t")
+        body.comment(f"{leaf.name}: rows in order before anything reads them")
+        body.line(f"{bad} = 0")
+        with body.block(f"for {t} in range({rows}):"):
+            body.line(f"{bad} = {bad} | ({pos}[{t} + 1] < {pos}[{t}])")
+        with body.block(f"if {bad} and sf_bad == 0:"):
+            with body.block(f"for {t} in range({rows}):"):
+                with body.block(f"if {pos}[{t} + 1] < {pos}[{t}]:"):
+                    body.line(f"sf_bad = {site}")
+                    body.line(f"sf_a = {t}")
+                    body.line(f"sf_b = {pos}[{t}]")
+                    body.line(f"sf_c = {pos}[{t} + 1]")
+                    body.line("break")
+    return bool(compressed)
 
 
 def copy_coordinates(body: Body, leaf: Input, level_no: int, *, dst: str, src_start: str,

@@ -27,6 +27,7 @@ import numpy as np
 
 from sparsefold.compiler import runtime
 from sparsefold.compiler.assembly import AppendOut, BufferOut, DenseOut, ScatterOut
+from sparsefold.compiler.checks import check_rows_first
 from sparsefold.compiler.cnames import check_compilable_dtype
 from sparsefold.compiler.dense_kernel import dense_kernel_source, input_size_args
 from sparsefold.compiler.merge_kernel import (emit_merge, emit_row_merge, emit_stream_merge,
@@ -243,6 +244,9 @@ class Kernel:
             asm = BufferOut(self.fmt, program.shape, program.dtype, out_index,
                             bucket=p.assembly == "bucket")
         args += asm.args()
+        if check_rows_first(body, [i for i in self.inputs if not i.format.is_dense]):
+            body.line("if sf_bad == 0:")
+            body.depth += 1
         asm.prologue(body)
         located = Pointwise(body, dense_leaf)
         if p.strategy == "merge" and p.merge.rows:
@@ -285,7 +289,8 @@ class Kernel:
                 arr = runtime.dense_operand(values[inp.name], inp.dtype, inp.name)
                 prepared[inp.name] = {"dense": arr}
             else:
-                levels = runtime.sparse_levels(values[inp.name], inp, inp.name)
+                levels = runtime.sparse_levels(values[inp.name], inp, inp.name,
+                                               rows_in_kernel=True)
                 prepared[inp.name] = levels
                 index_dtypes[inp.name] = {k: v.dtype for k, v in levels.items() if k != "val"}
         if p.strategy == "merge" and p.finite and not all(

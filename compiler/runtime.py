@@ -52,15 +52,16 @@ def _values(a: Any, nnz: int, dtype: np.dtype, what: str) -> np.ndarray:
 
 
 def _check_compressed(name: str, indptr, indices, n_outer: int, n_inner: int, *,
-                      coordinates: bool) -> None:
-    """``indptr`` checks; the ``indices`` range too when ``coordinates`` (the kernels check
-    it themselves as they read)."""
+                      coordinates: bool, rows: bool = True) -> None:
+    """``indptr`` checks: length, first and last entry (O(1)); monotone (O(rows)) unless
+    ``rows`` is False, when the kernel checks it before reading anything. The ``indices``
+    range too when ``coordinates`` (kernels check it themselves as they read)."""
     if indptr.shape[0] != n_outer + 1:
         raise InvalidData(f"{name}: indptr has length {indptr.shape[0]}, expected "
                           f"{n_outer + 1}")
     if indptr[0] != 0:
         raise InvalidData(f"{name}: indptr[0] is {indptr[0]}, expected 0")
-    if n_outer and np.any(indptr[1:] < indptr[:-1]):
+    if rows and n_outer and np.any(indptr[1:] < indptr[:-1]):
         raise InvalidData(f"{name}: indptr is not monotone non-decreasing")
     if indptr[-1] > indices.shape[0]:
         raise InvalidData(f"{name}: indptr ends at {indptr[-1]} but indices has "
@@ -106,9 +107,12 @@ def canonical_order(coords: list[np.ndarray]) -> bool:
     return bool(np.all(lt))
 
 
-def sparse_levels(value: Any, leaf: Input, name: str) -> dict[str, np.ndarray]:
+def sparse_levels(value: Any, leaf: Input, name: str, *,
+                  rows_in_kernel: bool = False) -> dict[str, np.ndarray]:
     """Level arrays (``pos<l>``, ``crd<l>``) and ``val`` of a sparse input, validated and
-    canonical, in the layout ``leaf.format`` describes."""
+    canonical, in the layout ``leaf.format`` describes. ``rows_in_kernel``: a kernel will
+    check that a CSR/CSC ``indptr`` is monotone before reading it (``checks.py``), so the
+    runtime's O(rows) pass can be skipped when nothing else needs it."""
     check_supported(value, name)
     shape = tuple(int(n) for n in value.shape)
     kinds = leaf.format.kinds
@@ -121,7 +125,8 @@ def sparse_levels(value: Any, leaf: Input, name: str) -> dict[str, np.ndarray]:
                 # and scipy's conversions trust the index arrays they walk
                 validate_storage(value, name)
                 value = value.tocsr() if row_major else value.tocsc()
-            return _compressed(value, name, leaf, shape, scipy_obj=value)
+            return _compressed(value, name, leaf, shape, scipy_obj=value,
+                               rows_in_kernel=rows_in_kernel)
         if kinds == ("pos",) and fmt == "csr" and value.ndim == 1:
             return _compressed(value, name, leaf, (1,) + shape, scipy_obj=value, vector=True)
         if fmt != "coo":
@@ -162,21 +167,27 @@ def check_supported(value: Any, name: str) -> None:
                               f"must be 0")
 
 
-def _compressed(value, name, leaf, shape, *, scipy_obj, vector=False):
+def _compressed(value, name, leaf, shape, *, scipy_obj, vector=False, rows_in_kernel=False):
     indptr = _index_array(value.indptr, f"{name}.indptr")
     indices = _index_array(value.indices, f"{name}.indices")
     n_outer, n_inner = (shape if leaf.format.mode_order == (0, 1) else shape[::-1])
     if vector:
         n_outer, n_inner = 1, shape[1]
-    _check_compressed(name, indptr, indices, n_outer, n_inner, coordinates=False)
+    # scipy's *cached* canonical flag, read without computing it (computing it walks indptr
+    # unchecked). It may be stale: it only ever skips the sortedness scan, and the
+    # monotonicity pass only when the kernel does it instead.
+    cached = getattr(scipy_obj, "_has_canonical_format", None) is True
+    _check_compressed(name, indptr, indices, n_outer, n_inner, coordinates=False,
+                      rows=vector or not (cached and rows_in_kernel))
     nnz = int(indptr[-1])
     _no_entries_on_empty_axis(name, nnz, (n_outer, n_inner))
     data = _values(value.data, nnz, leaf.dtype, f"{name}.data")
-    trusted = bool(getattr(scipy_obj, "has_canonical_format", False))
+    trusted = cached or bool(scipy_obj.has_canonical_format)  # safe: indptr checked
     if not trusted and not _rows_sorted_unique(indptr, indices):
         fixed = scipy_obj.copy()
         fixed.sum_duplicates()  # sorts indices and sums duplicates, as scipy does
-        return _compressed(fixed, name, leaf, shape, scipy_obj=fixed, vector=vector)
+        return _compressed(fixed, name, leaf, shape, scipy_obj=fixed, vector=vector,
+                           rows_in_kernel=rows_in_kernel)
     if vector:
         return {"pos0": indptr, "crd0": indices, "val": data}
     return {"pos1": indptr, "crd1": indices, "val": data}

@@ -26,12 +26,16 @@ class ArrayInfo:
     library: str  # "numpy" | "scipy" | "pydata"
 
 
+try:
+    from scipy.sparse import sparray as _sparray, spmatrix as _spmatrix
+    _SCIPY_TYPES: tuple = (_sparray, _spmatrix)
+except ImportError:  # pragma: no cover - scipy is a dependency
+    _SCIPY_TYPES = ()
+
+
 def is_scipy_sparse(a: Any) -> bool:
-    try:
-        import scipy.sparse as sp
-    except ImportError:  # pragma: no cover - scipy is a dependency
-        return False
-    return sp.issparse(a)
+    """scipy.sparse.issparse without its per-call overhead (every kernel call asks)."""
+    return isinstance(a, _SCIPY_TYPES)
 
 
 def is_pydata_sparse(a: Any) -> bool:

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: stream -> csr
-# sparsefold compiler 0.1.0; source hash 716c4323076d39d6
+# sparsefold compiler 0.1.0; source hash c64bef7285d7ee75
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] coo
@@ -28,12 +28,15 @@ cdef void* _sf_address(object array, Py_ssize_t itemsize, bint writable) except?
     return address
 
 
-def _sf_fail(site, found, size):
-    # the first failed range check of the call: which array, what was found
+def _sf_fail(site, a, b, c):
+    # the first failed check of the call: which array, what was found
     from sparsefold.spec.errors import InvalidData
-    raise InvalidData(f"{_SF_SITES[site - 1]} out of range [0, {size}): found {found}")
+    kind, what = _SF_SITES[site - 1]
+    if kind == "pos":
+        raise InvalidData(f"{what} is not monotone non-decreasing: row {a} spans [{b}, {c})")
+    raise InvalidData(f"{what} out of range [0, {b}): found {a}")
 
-_SF_SITES = ('a0: coords[0]', 'a0: coords[1]', )
+_SF_SITES = (('range', 'a0: coords[0]'), ('range', 'a0: coords[1]'), )
 def run(object p_in_a0_pos0, object p_in_a0_crd0, object p_in_a0_crd1, object p_in_a0_val, int64_t S_n0, int64_t S_n1, object p_out_crd0, object p_out_val):
     cdef int64_t cur
     cdef int64_t i0
@@ -46,6 +49,8 @@ def run(object p_in_a0_pos0, object p_in_a0_crd0, object p_in_a0_crd1, object p_
     cdef int64_t sf_a
     cdef int64_t sf_b
     cdef int64_t sf_bad
+    cdef int64_t sf_c
+    cdef int64_t t
     cdef int64_t* in_a0_pos0 = <int64_t*>_sf_address(p_in_a0_pos0, sizeof(int64_t), 0)
     cdef int32_t* in_a0_crd0 = <int32_t*>_sf_address(p_in_a0_crd0, sizeof(int32_t), 0)
     cdef int32_t* in_a0_crd1 = <int32_t*>_sf_address(p_in_a0_crd1, sizeof(int32_t), 0)
@@ -65,6 +70,7 @@ def run(object p_in_a0_pos0, object p_in_a0_crd0, object p_in_a0_crd1, object p_
                     sf_bad = 1
                     sf_a = i0
                     sf_b = S_n0
+                    sf_c = 0
                 i0 = 0
             q1 = q0
             i1 = in_a0_crd1[q1]
@@ -73,11 +79,12 @@ def run(object p_in_a0_pos0, object p_in_a0_crd0, object p_in_a0_crd1, object p_
                     sf_bad = 2
                     sf_a = i1
                     sf_b = S_n1
+                    sf_c = 0
                 i1 = 0
             o0 = ((i0 * S_n1) + i1)
             out_crd0[n] = <int32_t>o0
             out_val[n] = (<float>(in_a0_val[q1]))
             n = n + 1
     if sf_bad:
-        _sf_fail(sf_bad, sf_a, sf_b)
+        _sf_fail(sf_bad, sf_a, sf_b, sf_c)
     return (n, m)

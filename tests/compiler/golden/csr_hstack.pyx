@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: stream -> csr
-# sparsefold compiler 0.1.0; source hash 5d915e009bdfc4da
+# sparsefold compiler 0.1.0; source hash 3503d81415b3ffe4
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -29,12 +29,15 @@ cdef void* _sf_address(object array, Py_ssize_t itemsize, bint writable) except?
     return address
 
 
-def _sf_fail(site, found, size):
-    # the first failed range check of the call: which array, what was found
+def _sf_fail(site, a, b, c):
+    # the first failed check of the call: which array, what was found
     from sparsefold.spec.errors import InvalidData
-    raise InvalidData(f"{_SF_SITES[site - 1]} out of range [0, {size}): found {found}")
+    kind, what = _SF_SITES[site - 1]
+    if kind == "pos":
+        raise InvalidData(f"{what} is not monotone non-decreasing: row {a} spans [{b}, {c})")
+    raise InvalidData(f"{what} out of range [0, {b}): found {a}")
 
-_SF_SITES = ('a0: indices', 'a1: indices', )
+_SF_SITES = (('pos', 'a0: indptr'), ('pos', 'a1: indptr'), ('range', 'a0: indices'), ('range', 'a1: indices'), )
 def run(object p_in_a0_pos1, object p_in_a0_crd1, object p_in_a0_val, object p_in_a1_pos1, object p_in_a1_crd1, object p_in_a1_val, int64_t S_n0, int64_t S_n1, int64_t S_n2, object p_out_pos1, object p_out_crd1, object p_out_val):
     cdef int64_t cur
     cdef int64_t i0
@@ -42,6 +45,7 @@ def run(object p_in_a0_pos1, object p_in_a0_crd1, object p_in_a0_val, object p_i
     cdef int64_t m
     cdef int64_t n
     cdef int64_t o0
+    cdef int64_t pos_bad
     cdef int64_t q0
     cdef int64_t q1
     cdef int64_t r
@@ -54,6 +58,7 @@ def run(object p_in_a0_pos1, object p_in_a0_crd1, object p_in_a0_val, object p_i
     cdef int64_t sf_a
     cdef int64_t sf_b
     cdef int64_t sf_bad
+    cdef int64_t sf_c
     cdef int64_t t
     cdef int32_t* in_a0_pos1 = <int32_t*>_sf_address(p_in_a0_pos1, sizeof(int32_t), 0)
     cdef int32_t* in_a0_crd1 = <int32_t*>_sf_address(p_in_a0_crd1, sizeof(int32_t), 0)
@@ -66,61 +71,88 @@ def run(object p_in_a0_pos1, object p_in_a0_crd1, object p_in_a0_val, object p_i
     cdef float* out_val = <float*>_sf_address(p_out_val, sizeof(float), 1)
     with nogil:
         sf_bad = 0
-        n = 0
-        m = 0
-        cur = 0
-        out_pos1[0] = 0
-        # row-driven loop: output rows outermost; each piece contributes its source row (backward map), in piece order
-        for r in range(S_n0):
-            # piece 0: row of a0 (csr)
-            i0 = r
-            q0 = i0
-            o0 = i0
-            # the row is copied unchanged: bulk copy (inner coordinate shifted)
-            seg_start = in_a0_pos1[q0]
-            seg_len = in_a0_pos1[q0 + 1] - seg_start
-            range_lim32 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
-            range_bad32 = 0
-            for t in range(seg_len):
-                range_c32 = <uint32_t>in_a0_crd1[seg_start + t]
-                range_bad32 = range_bad32 | (range_c32 >= range_lim32)
-                (&out_crd1[n])[t] = <int32_t>range_c32
-                (&out_val[n])[t] = in_a0_val[seg_start + t]
-            if range_bad32:
+        # a0: rows in order before anything reads them
+        pos_bad = 0
+        for t in range(S_n0):
+            pos_bad = pos_bad | (in_a0_pos1[t + 1] < in_a0_pos1[t])
+        if pos_bad and sf_bad == 0:
+            for t in range(S_n0):
+                if in_a0_pos1[t + 1] < in_a0_pos1[t]:
+                    sf_bad = 1
+                    sf_a = t
+                    sf_b = in_a0_pos1[t]
+                    sf_c = in_a0_pos1[t + 1]
+                    break
+        # a1: rows in order before anything reads them
+        pos_bad = 0
+        for t in range(S_n0):
+            pos_bad = pos_bad | (in_a1_pos1[t + 1] < in_a1_pos1[t])
+        if pos_bad and sf_bad == 0:
+            for t in range(S_n0):
+                if in_a1_pos1[t + 1] < in_a1_pos1[t]:
+                    sf_bad = 2
+                    sf_a = t
+                    sf_b = in_a1_pos1[t]
+                    sf_c = in_a1_pos1[t + 1]
+                    break
+        if sf_bad == 0:
+            n = 0
+            m = 0
+            cur = 0
+            out_pos1[0] = 0
+            # row-driven loop: output rows outermost; each piece contributes its source row (backward map), in piece order
+            for r in range(S_n0):
+                # piece 0: row of a0 (csr)
+                i0 = r
+                q0 = i0
+                o0 = i0
+                # the row is copied unchanged: bulk copy (inner coordinate shifted)
+                seg_start = in_a0_pos1[q0]
+                seg_len = in_a0_pos1[q0 + 1] - seg_start
+                range_lim32 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
+                range_bad32 = 0
                 for t in range(seg_len):
-                    range_v = in_a0_crd1[seg_start + t]
-                    if <uint64_t>range_v >= <uint64_t>S_n1:
-                        if sf_bad == 0:
-                            sf_bad = 1
-                            sf_a = range_v
-                            sf_b = S_n1
-                        range_v = 0
-            n = n + seg_len
-            # piece 1: row of a1 (csr)
-            i0 = r
-            q0 = i0
-            o0 = i0
-            # the row is copied unchanged: bulk copy (inner coordinate shifted)
-            seg_start = in_a1_pos1[q0]
-            seg_len = in_a1_pos1[q0 + 1] - seg_start
-            range_lim32 = <uint32_t>(S_n2 if S_n2 < <int64_t>2147483648 else <int64_t>2147483648)
-            range_bad32 = 0
-            for t in range(seg_len):
-                range_c32 = <uint32_t>in_a1_crd1[seg_start + t]
-                range_bad32 = range_bad32 | (range_c32 >= range_lim32)
-                (&out_crd1[n])[t] = <int32_t>(range_c32 + <uint32_t>(S_n1))
-                (&out_val[n])[t] = in_a1_val[seg_start + t]
-            if range_bad32:
+                    range_c32 = <uint32_t>in_a0_crd1[seg_start + t]
+                    range_bad32 = range_bad32 | (range_c32 >= range_lim32)
+                    (&out_crd1[n])[t] = <int32_t>range_c32
+                    (&out_val[n])[t] = in_a0_val[seg_start + t]
+                if range_bad32:
+                    for t in range(seg_len):
+                        range_v = in_a0_crd1[seg_start + t]
+                        if <uint64_t>range_v >= <uint64_t>S_n1:
+                            if sf_bad == 0:
+                                sf_bad = 3
+                                sf_a = range_v
+                                sf_b = S_n1
+                                sf_c = 0
+                            range_v = 0
+                n = n + seg_len
+                # piece 1: row of a1 (csr)
+                i0 = r
+                q0 = i0
+                o0 = i0
+                # the row is copied unchanged: bulk copy (inner coordinate shifted)
+                seg_start = in_a1_pos1[q0]
+                seg_len = in_a1_pos1[q0 + 1] - seg_start
+                range_lim32 = <uint32_t>(S_n2 if S_n2 < <int64_t>2147483648 else <int64_t>2147483648)
+                range_bad32 = 0
                 for t in range(seg_len):
-                    range_v = in_a1_crd1[seg_start + t]
-                    if <uint64_t>range_v >= <uint64_t>S_n2:
-                        if sf_bad == 0:
-                            sf_bad = 2
-                            sf_a = range_v
-                            sf_b = S_n2
-                        range_v = 0
-            n = n + seg_len
-            out_pos1[r + 1] = <int32_t>n
+                    range_c32 = <uint32_t>in_a1_crd1[seg_start + t]
+                    range_bad32 = range_bad32 | (range_c32 >= range_lim32)
+                    (&out_crd1[n])[t] = <int32_t>(range_c32 + <uint32_t>(S_n1))
+                    (&out_val[n])[t] = in_a1_val[seg_start + t]
+                if range_bad32:
+                    for t in range(seg_len):
+                        range_v = in_a1_crd1[seg_start + t]
+                        if <uint64_t>range_v >= <uint64_t>S_n2:
+                            if sf_bad == 0:
+                                sf_bad = 4
+                                sf_a = range_v
+                                sf_b = S_n2
+                                sf_c = 0
+                            range_v = 0
+                n = n + seg_len
+                out_pos1[r + 1] = <int32_t>n
     if sf_bad:
-        _sf_fail(sf_bad, sf_a, sf_b)
+        _sf_fail(sf_bad, sf_a, sf_b, sf_c)
     return (n, m)

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: stream -> dense
-# sparsefold compiler 0.1.0; source hash a78017154d4a1605
+# sparsefold compiler 0.1.0; source hash a76a553139cd688c
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -37,21 +37,27 @@ cdef void* _sf_address(object array, Py_ssize_t itemsize, bint writable) except?
     return address
 
 
-def _sf_fail(site, found, size):
-    # the first failed range check of the call: which array, what was found
+def _sf_fail(site, a, b, c):
+    # the first failed check of the call: which array, what was found
     from sparsefold.spec.errors import InvalidData
-    raise InvalidData(f"{_SF_SITES[site - 1]} out of range [0, {size}): found {found}")
+    kind, what = _SF_SITES[site - 1]
+    if kind == "pos":
+        raise InvalidData(f"{what} is not monotone non-decreasing: row {a} spans [{b}, {c})")
+    raise InvalidData(f"{what} out of range [0, {b}): found {a}")
 
-_SF_SITES = ('a0: indices', 'a1: indices', )
+_SF_SITES = (('pos', 'a0: indptr'), ('pos', 'a1: indptr'), ('range', 'a0: indices'), ('range', 'a1: indices'), )
 def run(object p_in_a0_pos1, object p_in_a0_crd1, object p_in_a0_val, object p_in_a1_pos1, object p_in_a1_crd1, object p_in_a1_val, size_t p_in_a2_val, int64_t in_a2_st0, int64_t S_n0, int64_t S_n1, int64_t S_n2, object p_out_val):
     cdef int64_t i0
     cdef int64_t i1
     cdef int64_t o0
+    cdef int64_t pos_bad
     cdef int64_t q0
     cdef int64_t q1
     cdef int64_t sf_a
     cdef int64_t sf_b
     cdef int64_t sf_bad
+    cdef int64_t sf_c
+    cdef int64_t t
     cdef float v_1
     cdef float v_2
     cdef int32_t* in_a0_pos1 = <int32_t*>_sf_address(p_in_a0_pos1, sizeof(int32_t), 0)
@@ -64,34 +70,61 @@ def run(object p_in_a0_pos1, object p_in_a0_crd1, object p_in_a0_val, object p_i
     cdef float* out_val = <float*>_sf_address(p_out_val, sizeof(float), 1)
     with nogil:
         sf_bad = 0
-        # piece 0: entries of a0 (csr) in storage order -> output coordinates _i0
-        for i0 in range(S_n0):
-            q0 = i0
-            o0 = i0
-            for q1 in range(in_a0_pos1[q0], in_a0_pos1[q0 + 1]):
-                i1 = in_a0_crd1[q1]
-                if <uint64_t>i1 >= <uint64_t>S_n1:
-                    if sf_bad == 0:
-                        sf_bad = 1
-                        sf_a = i1
-                        sf_b = S_n1
-                    i1 = 0
-                v_1 = (<float>(((<float>(in_a0_val[q1])) * (<float>(in_a2_val[i1*in_a2_st0])))))
-                out_val[o0] = (<float>(out_val[o0] + (<float>(v_1))))
-        # piece 1: entries of a1 (csr) in storage order -> output coordinates _i0 + n0
-        for i0 in range(S_n2):
-            q0 = i0
-            o0 = (i0 + S_n0)
-            for q1 in range(in_a1_pos1[q0], in_a1_pos1[q0 + 1]):
-                i1 = in_a1_crd1[q1]
-                if <uint64_t>i1 >= <uint64_t>S_n1:
-                    if sf_bad == 0:
-                        sf_bad = 2
-                        sf_a = i1
-                        sf_b = S_n1
-                    i1 = 0
-                v_2 = (<float>(((<float>(in_a1_val[q1])) * (<float>(in_a2_val[i1*in_a2_st0])))))
-                out_val[o0] = (<float>(out_val[o0] + (<float>(v_2))))
+        # a0: rows in order before anything reads them
+        pos_bad = 0
+        for t in range(S_n0):
+            pos_bad = pos_bad | (in_a0_pos1[t + 1] < in_a0_pos1[t])
+        if pos_bad and sf_bad == 0:
+            for t in range(S_n0):
+                if in_a0_pos1[t + 1] < in_a0_pos1[t]:
+                    sf_bad = 1
+                    sf_a = t
+                    sf_b = in_a0_pos1[t]
+                    sf_c = in_a0_pos1[t + 1]
+                    break
+        # a1: rows in order before anything reads them
+        pos_bad = 0
+        for t in range(S_n2):
+            pos_bad = pos_bad | (in_a1_pos1[t + 1] < in_a1_pos1[t])
+        if pos_bad and sf_bad == 0:
+            for t in range(S_n2):
+                if in_a1_pos1[t + 1] < in_a1_pos1[t]:
+                    sf_bad = 2
+                    sf_a = t
+                    sf_b = in_a1_pos1[t]
+                    sf_c = in_a1_pos1[t + 1]
+                    break
+        if sf_bad == 0:
+            # piece 0: entries of a0 (csr) in storage order -> output coordinates _i0
+            for i0 in range(S_n0):
+                q0 = i0
+                o0 = i0
+                for q1 in range(in_a0_pos1[q0], in_a0_pos1[q0 + 1]):
+                    i1 = in_a0_crd1[q1]
+                    if <uint64_t>i1 >= <uint64_t>S_n1:
+                        if sf_bad == 0:
+                            sf_bad = 3
+                            sf_a = i1
+                            sf_b = S_n1
+                            sf_c = 0
+                        i1 = 0
+                    v_1 = (<float>(((<float>(in_a0_val[q1])) * (<float>(in_a2_val[i1*in_a2_st0])))))
+                    out_val[o0] = (<float>(out_val[o0] + (<float>(v_1))))
+            # piece 1: entries of a1 (csr) in storage order -> output coordinates _i0 + n0
+            for i0 in range(S_n2):
+                q0 = i0
+                o0 = (i0 + S_n0)
+                for q1 in range(in_a1_pos1[q0], in_a1_pos1[q0 + 1]):
+                    i1 = in_a1_crd1[q1]
+                    if <uint64_t>i1 >= <uint64_t>S_n1:
+                        if sf_bad == 0:
+                            sf_bad = 4
+                            sf_a = i1
+                            sf_b = S_n1
+                            sf_c = 0
+                        i1 = 0
+                    v_2 = (<float>(((<float>(in_a1_val[q1])) * (<float>(in_a2_val[i1*in_a2_st0])))))
+                    out_val[o0] = (<float>(out_val[o0] + (<float>(v_2))))
     if sf_bad:
-        _sf_fail(sf_bad, sf_a, sf_b)
+        _sf_fail(sf_bad, sf_a, sf_b, sf_c)
     return 0
