@@ -192,6 +192,16 @@ def _indptr(kind):
     return mutate
 
 
+def _indptr_uncached(a, fmt, dense):
+    """A non-monotone indptr with scipy's canonical flag cached False: the runtime, not the
+    kernel, must find it (with the flag cached True, as built, the kernel does)."""
+    if fmt not in SCIPY:
+        return None
+    expect = _indptr("not_monotone")(a, fmt, dense)
+    a.has_canonical_format = False
+    return expect
+
+
 def _coordinate(value, axis=-1):
     """One stored coordinate on ``axis`` set to ``value(size)``, out of range: the last
     entry's for a too-large value, the first entry's for a negative one, so the storage
@@ -409,6 +419,7 @@ MUTATIONS = {
     "indptr_not_monotone": _indptr("not_monotone"),
     "indptr_negative": _indptr("negative"),
     "indptr_past_nnz": _indptr("past_nnz"),
+    "indptr_not_monotone_flag_false": _indptr_uncached,
     "coordinate_negative": _coordinate(lambda n: -1),
     "coordinate_equal_to_size": _coordinate(lambda n: n),
     "coordinate_int64_max": _coordinate(lambda n: np.iinfo(np.int64).max),
@@ -447,8 +458,8 @@ INDPTR = {m for m in MUTATIONS if m.startswith("indptr")}
 
 @functools.cache
 def _applies_to_format(mutation, fmt):
-    if mutation in INDPTR:
-        return fmt in COMPRESSED
+    if mutation in INDPTR and fmt not in COMPRESSED:
+        return False
     dense = D2 if _rank(fmt) == 2 else D1
     return MUTATIONS[mutation](build(dense, fmt), fmt, dense) is not None
 
