@@ -35,8 +35,10 @@ from sparsefold.compiler.merge_kernel import (emit_merge, emit_row_merge, emit_s
 from sparsefold.compiler.order import prune_guards, stream_is_ordered, stream_is_row_ordered
 from sparsefold.compiler.pointwise import Body, Pointwise
 from sparsefold.compiler.source import Arg, render_module
-from sparsefold.compiler.stream_kernel import bulk_shifts, dense_leaf, dense_leaf_args, \
-    emit_bulk, emit_pieces, emit_rows, leaf_args, row_loop_applies
+from sparsefold.compiler.stream_kernel import (_conjuncts, bulk_shifts, dense_leaf,
+                                              dense_leaf_args, emit_bulk, emit_pieces,
+                                              emit_row_count, emit_rows, leaf_args,
+                                              row_loop_applies)
 from sparsefold.compiler.streams import NotAStream, finite_checks, stream_pieces
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input, Reduce
@@ -201,6 +203,8 @@ class Kernel:
         self.requires = _requires(self.program)
         self.reduction = _reduce_below(self.program)[0] if self.plan.assembly == "accumulate" \
             else None
+        self._rows_skipped = self.plan.loop == "row" and _rows_skipped(self.plan, self.program,
+                                                                        self.fmt)
         self._compile_size_functions()
         self._variants: dict[tuple, tuple[str, list[Arg], Any]] = {}
         self._lock = threading.Lock()
@@ -271,8 +275,14 @@ class Kernel:
             notes.append("Valid when " + ", ".join(i.name for i in p.finite) + " are finite "
                          "(0 * inf is nan); the runtime checks and otherwise runs the dense "
                          "kernel.")
+        count = None
+        if self._rows_skipped:  # the exact entry count, for right-sized outputs
+            cbody = Body(depth=2)
+            emit_row_count(cbody, p.pieces, self.fmt.mode_order, program.shape)
+            count = ([a for a in args if a.source[0] != "out"], cbody)
         src = render_module(title=f"stream -> {self.fmt}", program_text=show_program(program),
-                            notes=notes, args=args, body=body, returns=asm.returns)
+                            notes=notes, args=args, body=body, returns=asm.returns,
+                            count=count)
         return src, args
 
     # --- call -----------------------------------------------------------------------------
@@ -308,6 +318,11 @@ class Kernel:
         out_index = "int64" if big else "int32"
         key = (tuple((name, tuple(d.items())) for name, d in index_dtypes.items()), out_index)
         src, args, module = self._variant(key, index_dtypes, out_index)
+        if self._rows_skipped and capacity > _EXACT_CAPACITY_ABOVE:
+            # a row loop may skip rows (a strided slice keeps a quarter of its entries): size
+            # the outputs exactly rather than for every input entry (peak memory)
+            capacity = max(0, min(capacity, module.count(
+                *[self._arg(a, prepared, None, env) for a in args if a.source[0] != "out"])))
         outputs = self._allocate(out_shape, capacity, out_index)
         argv = [self._arg(a, prepared, outputs, env) for a in args]
         result = module.run(*argv)
@@ -466,6 +481,23 @@ def _trim(arr: np.ndarray, n: int) -> np.ndarray:
     if arr.shape[0] > n:
         arr.resize(n, refcheck=False)
     return arr
+
+
+def _rows_skipped(plan: Plan, program: Node, fmt: Format) -> bool:
+    """Might a row-driven plan leave source rows unread (a row guard, or a piece whose leaf
+    has another number of rows than the output)? Then the entry bound (all stored entries)
+    can be far above what is written, and the kernel counts first."""
+    row = f"_k{fmt.mode_order[0]}"
+    for piece in plan.pieces:
+        rows = piece.leaf.shape[piece.leaf.format.mode_order[0]]
+        if not sz.definitely_equal(rows, program.shape[fmt.mode_order[0]]) or any(
+                row in sz.free_symbols(g) for g in _conjuncts(piece.out_guard)):
+            return True
+    return False
+
+
+# below this many entries an upper-bound allocation costs less than an exact count
+_EXACT_CAPACITY_ABOVE = 1 << 15
 
 
 def _identity(monoid: str, dt: np.dtype):

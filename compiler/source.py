@@ -34,9 +34,8 @@ class Arg:
     ctype: str = "int64_t"  # pointee type for "ptr", the value type for "int"
 
 
-def render_module(*, title: str, program_text: str, notes: list[str], args: list[Arg],
-                  body: Body, returns: str | None = None, helpers: list[str] = ()) -> str:
-    """The whole .pyx text. Deterministic: same inputs, same bytes."""
+def _function(name: str, args: list[Arg], body: Body, returns: str | None) -> list[str]:
+    """One ``def``: typed pointers from its array arguments, the body without the GIL."""
     kinds = {"ptr": "object", "addr": "size_t", "int": "int64_t"}
     params = ", ".join(f"{kinds[a.kind]} {a.name}" for a in args)
     casts = []
@@ -47,15 +46,28 @@ def render_module(*, title: str, program_text: str, notes: list[str], args: list
                          f"{a.name}, sizeof({a.ctype}), {writable})")
         elif a.kind == "addr":  # a strided array: the address of element 0, as an int
             casts.append(f"    cdef {a.ctype}* {a.name[2:]} = <{a.ctype}*>{a.name}")
-    code = ["def run(" + params + "):"]
+    code = [f"def {name}(" + params + "):"]
     code += body.declarations(1) + casts
-    checks_text, before, after = failure_epilogue(body)
+    _, before, after = failure_epilogue(body)
     code.append("    with nogil:")
     code += ["        " + line for line in before]
     code += body.lines or ["        pass"]
     code += ["    " + line for line in after]
     if returns:
         code.append(f"    return {returns}")
+    return code
+
+
+def render_module(*, title: str, program_text: str, notes: list[str], args: list[Arg],
+                  body: Body, returns: str | None = None, helpers: list[str] = (),
+                  count: tuple[list[Arg], Body] | None = None) -> str:
+    """The whole .pyx text: ``run``, and ``count`` (the exact number of entries ``run``
+    will write, for right-sized outputs) when given. Deterministic: same inputs, same
+    bytes."""
+    code = _function("run", args, body, returns)
+    if count is not None:
+        code += ["", ""] + _function("count", count[0], count[1], "total")
+    checks_text = failure_epilogue(body)[0]
     text_body = "\n".join(code)
     digest = hashlib.sha256((program_text + text_body).encode()).hexdigest()[:16]
     header = [

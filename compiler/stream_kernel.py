@@ -24,7 +24,8 @@ from sparsefold.compiler.streams import StreamPiece
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input
 
-__all__ = ["emit_pieces", "emit_rows", "row_loop_applies", "leaf_args", "dense_leaf"]
+__all__ = ["emit_pieces", "emit_rows", "emit_row_count", "row_loop_applies", "leaf_args",
+           "dense_leaf"]
 
 
 def _conjuncts(e: sz.Expr) -> list[sz.Expr]:
@@ -256,6 +257,31 @@ def emit_rows(body: Body, pieces: tuple[StreamPiece, ...], out_order, out_shape,
             assembler.emit(body, tuple(nest.coord_vars), v)
             body.depth = depth
         assembler.end_row(body, r)
+
+
+def emit_row_count(body: Body, pieces: tuple[StreamPiece, ...], out_order, out_shape) -> None:
+    """``total`` = the entries the row-driven loop of :func:`emit_rows` will write: the
+    lengths of the source rows of the output rows each piece owns. O(output rows), no
+    entry read; lets the runtime allocate a strided slice's output at its size instead of
+    its input's (rows are checked monotone by ``run`` before it writes anything; a count
+    from a malformed ``pos`` only sizes buffers that ``run`` then refuses to fill)."""
+    r = body.declare("r", "int64_t")
+    total = body.declare("total", "int64_t")
+    row = f"_k{out_order[0]}"
+    body.line(f"{total} = 0")
+    with body.block(f"for {r} in range({expr_c(out_shape[out_order[0]], {})}):"):
+        for piece in pieces:
+            depth = body.depth
+            for g in _conjuncts(piece.out_guard):
+                if row in sz.free_symbols(g):
+                    body.line(f"if {expr_c(g, {row: r})}:")
+                    body.depth += 1
+            a = piece.leaf.format.mode_order[0]
+            src = body.declare(f"i{a}", "int64_t")
+            pos = array_var(piece.leaf.name, "pos1")
+            body.line(f"{src} = {expr_c(piece.backward[a], {row: r})}")
+            body.line(f"{total} = {total} + ({pos}[{src} + 1] - {pos}[{src}])")
+            body.depth = depth
 
 
 def _segment_shift(piece, nest, assembler, out_axis: int, inner: str):
