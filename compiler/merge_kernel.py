@@ -28,7 +28,7 @@ from sparsefold.compiler.checks import read_coordinate
 from sparsefold.compiler.cnames import array_var, c_literal
 from sparsefold.compiler.order import prune_guards, stream_is_ordered, stream_is_row_ordered
 from sparsefold.compiler.pointwise import Body, Pointwise, expr_c
-from sparsefold.compiler.stream_kernel import _conjuncts, row_loop_applies
+from sparsefold.compiler.stream_kernel import _conjuncts, row_guards, row_loop_applies
 from sparsefold.compiler.streams import NotAStream, StreamPiece, is_locatable, stream_pieces
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Literal, Map
@@ -141,10 +141,9 @@ class _Cursor:
                     b.line(f"{self.done} = 1")
                     b.line("break")
                 b.line(f"{self.coords[a]} = {self.row}")
-                row_guards = [g for g in guards
-                              if {s for s in sz.free_symbols(g) if s.startswith("_")}
-                              <= {f"_i{a}"}]
-                for g in row_guards:
+                on_row = [g for g in guards
+                          if {s for s in sz.free_symbols(g) if s.startswith("_")} <= {f"_i{a}"}]
+                for g in on_row:
                     guards.remove(g)
                     with b.block(f"if not ({expr_c(g, self.env)}):"):
                         b.line(f"{self.q} = {pos}[{self.row} + 1]")
@@ -255,11 +254,11 @@ def emit_row_merge(body: Body, plan: MergePlan, fmt: Format, out_shape, assemble
     with body.block(f"for {r} in range({expr_c(out_shape[order[0]], {})}):"):
         for s in sides:
             piece, leaf = s["piece"], s["leaf"]
-            row_guards = [g for g in _conjuncts(piece.out_guard) if row in sz.free_symbols(g)]
+            owned = row_guards(piece, row)
             pos = array_var(leaf.name, "pos1")
             body.line(f"{s['p']} = 0")
             body.line(f"{s['e']} = 0")
-            cond = " and ".join(f"({expr_c(g, {row: r})})" for g in row_guards) or "True"
+            cond = " and ".join(f"({expr_c(g, {row: r})})" for g in owned) or "True"
             with body.block(f"if {cond}:"):
                 src = s["env"][f"_i{s['a']}"]
                 body.line(f"{src} = {expr_c(piece.backward[s['a']], {row: r})}")

@@ -35,10 +35,10 @@ from sparsefold.compiler.merge_kernel import (emit_merge, emit_row_merge, emit_s
 from sparsefold.compiler.order import prune_guards, stream_is_ordered, stream_is_row_ordered
 from sparsefold.compiler.pointwise import Body, Pointwise
 from sparsefold.compiler.source import Arg, render_module
-from sparsefold.compiler.stream_kernel import (_conjuncts, bulk_shifts, dense_leaf,
+from sparsefold.compiler.stream_kernel import (bulk_shifts, dense_leaf,
                                               dense_leaf_args, emit_bulk, emit_pieces,
                                               emit_row_count, emit_rows, leaf_args,
-                                              row_loop_applies)
+                                              row_guards, row_loop_applies)
 from sparsefold.compiler.streams import NotAStream, finite_checks, stream_pieces
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input, Reduce
@@ -490,8 +490,8 @@ def _rows_skipped(plan: Plan, program: Node, fmt: Format) -> bool:
     row = f"_k{fmt.mode_order[0]}"
     for piece in plan.pieces:
         rows = piece.leaf.shape[piece.leaf.format.mode_order[0]]
-        if not sz.definitely_equal(rows, program.shape[fmt.mode_order[0]]) or any(
-                row in sz.free_symbols(g) for g in _conjuncts(piece.out_guard)):
+        if not sz.definitely_equal(rows, program.shape[fmt.mode_order[0]]) or \
+                row_guards(piece, row):
             return True
     return False
 

@@ -296,7 +296,6 @@ def dense_operand(value: Any, dtype: np.dtype, name: str) -> np.ndarray:
 def _densify(value: Any, dtype: np.dtype, name: str) -> np.ndarray:
     from sparsefold.interop import describe
     from sparsefold.spec.formats import named_format
-    check_supported(value, name)
     shape = tuple(int(n) for n in value.shape)
     fmt = named_format(describe(value).format, len(shape))
     levels = sparse_levels(value, Input(name, shape, np.dtype(dtype), fmt), name)

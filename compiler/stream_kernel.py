@@ -24,8 +24,8 @@ from sparsefold.compiler.streams import StreamPiece
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input
 
-__all__ = ["emit_pieces", "emit_rows", "emit_row_count", "row_loop_applies", "leaf_args",
-           "dense_leaf"]
+__all__ = ["emit_pieces", "emit_rows", "emit_row_count", "row_loop_applies", "row_guards",
+           "leaf_args", "dense_leaf"]
 
 
 def _conjuncts(e: sz.Expr) -> list[sz.Expr]:
@@ -206,6 +206,23 @@ def _only(e: sz.Expr, allowed: set[str]) -> bool:
     return {s for s in sz.free_symbols(e) if s.startswith("_")} <= allowed
 
 
+def row_guards(piece: StreamPiece, row: str) -> list[sz.Expr]:
+    """The conjuncts of a piece's output guard that decide which output rows it owns."""
+    return [g for g in _conjuncts(piece.out_guard) if row in sz.free_symbols(g)]
+
+
+def _source_row(body: Body, piece: StreamPiece, row: str, r: str) -> str:
+    """Inside the output-row loop (variable ``r``): open the piece's row guards, then read
+    its source row back through the backward map; returns the C variable holding it."""
+    for g in row_guards(piece, row):
+        body.line(f"if {expr_c(g, {row: r})}:")
+        body.depth += 1
+    a = piece.leaf.format.mode_order[0]
+    src = body.declare(f"i{a}", "int64_t")
+    body.line(f"{src} = {expr_c(piece.backward[a], {row: r})}")
+    return src
+
+
 def emit_rows(body: Body, pieces: tuple[StreamPiece, ...], out_order, out_shape,
               assembler: Assembler, located: Pointwise, index_dtypes) -> None:
     """The row-driven loop: for each output row, each piece's source row (found through the
@@ -220,18 +237,13 @@ def emit_rows(body: Body, pieces: tuple[StreamPiece, ...], out_order, out_shape,
         for n, piece in enumerate(pieces):
             body.comment(f"piece {n}: row of {piece.leaf.name} ({piece.leaf.format})")
             depth = body.depth
-            for g in _conjuncts(piece.out_guard):
-                if row in sz.free_symbols(g):
-                    body.line(f"if {expr_c(g, {row: r})}:")
-                    body.depth += 1
+            src = _source_row(body, piece, row, r)
             leaf = piece.leaf
             a = leaf.format.mode_order[0]
             nest = _Nest(body, piece, piece.coords)
             # forward guards on the source row alone hold by construction here: the row was
             # read back through the backward map from an output row this piece owns
             nest.guards = [g for g in nest.guards if not _only(g, {f"_i{a}"})]
-            src = body.declare(f"i{a}", "int64_t")
-            body.line(f"{src} = {expr_c(piece.backward[a], {row: r})}")
             body.line(f"q0 = {src}")
             body.declare("q0", "int64_t")
             nest.bind(f"_i{a}", src)
@@ -272,14 +284,8 @@ def emit_row_count(body: Body, pieces: tuple[StreamPiece, ...], out_order, out_s
     with body.block(f"for {r} in range({expr_c(out_shape[out_order[0]], {})}):"):
         for piece in pieces:
             depth = body.depth
-            for g in _conjuncts(piece.out_guard):
-                if row in sz.free_symbols(g):
-                    body.line(f"if {expr_c(g, {row: r})}:")
-                    body.depth += 1
-            a = piece.leaf.format.mode_order[0]
-            src = body.declare(f"i{a}", "int64_t")
+            src = _source_row(body, piece, row, r)
             pos = array_var(piece.leaf.name, "pos1")
-            body.line(f"{src} = {expr_c(piece.backward[a], {row: r})}")
             body.line(f"{total} = {total} + ({pos}[{src} + 1] - {pos}[{src}])")
             body.depth = depth
 
