@@ -112,7 +112,7 @@ def stream_is_row_ordered(pieces: tuple[StreamPiece, ...], out_order: tuple[int,
 @functools.lru_cache(maxsize=4096)
 def _prune(piece: StreamPiece) -> StreamPiece:
     from dataclasses import replace
-    from sparsefold.compiler.stream_kernel import _conjuncts
+    from sparsefold.compiler.cursors import conjuncts as _conjuncts
     conj = _conjuncts(piece.guard)
     if not conj:
         return piece

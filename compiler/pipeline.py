@@ -1,87 +1,45 @@
 """The compiler's driver: one visible pipeline of small passes (DESIGN §3).
 
-    program ─ optimize ─► plan ─► lower + emit (Cython text) ─► build (cached) ─► call
+    program ─ optimize ─► normalize ─► plan ─► lower (loop IR) ─► emit (Cython) ─► build ─► call
+                                        │
+                                        └─ NeedsStage: compute a part first (a stage)
 
-* **optimize** — rewrite rules whose Z3 proofs succeeded (``sparsefold.verify.rewrite``).
-* **plan** — the program as streams of stored entries (``streams.py``) when its result is
-  sparse; output assembly chosen from a *proof* that the stream is in the output's order
-  (``order.py``): append-only when proved, sort fallback otherwise. Programs that are not
-  streams (non-zero fill, merges of two sparse operands, non-sum reductions) take the dense
-  kernel — slower, but every well-formed program compiles.
-* **lower + emit** — ``stream_kernel.py`` / ``dense_kernel.py`` into one Cython module.
-* **build** — ``build.load_module`` (memory and disk cache).
-* **call** — ``Kernel.__call__``: bind sizes, check preconditions, validate and prepare
-  storage (``runtime.py``), allocate outputs, run, wrap the result.
+* **optimize** — rewrite rules whose Z3 proofs succeeded.
+* **normalize** — shape operators below elementwise maps; broadcasts explicit
+  (``normalize.py``).
+* **plan** — ``planner.py``: a stream, a co-iteration under a merge lattice, a contraction,
+  or (all-dense programs only) a dense loop nest. A sparse input is never densified: a part
+  of the program that cannot be read in the order the kernel needs becomes a *stage* — a
+  kernel of its own whose O(nnz) result (a temporary, in the needed order) the next stage
+  reads. The final kernel's header names its temporaries.
+* **lower + emit + build + call** — ``kernel.py`` (per stage).
 
-A kernel is specialized per index dtypes (int32/int64 of every input index array and of the
-output), chosen per call from the actual arrays and sizes, so nothing can overflow.
+``Kernel`` runs the stages in order. When an operand that a plan relies on being finite
+holds a NaN or an infinity, the exact variant (no annihilation that needs finiteness) runs
+instead; it is planned and built on first need.
 """
 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field, replace
 from typing import Any
 
-import numpy as np
-
-from sparsefold.compiler import runtime
-from sparsefold.compiler.assembly import AppendOut, BufferOut, DenseOut, ScatterOut
-from sparsefold.compiler.checks import check_rows_first
 from sparsefold.compiler.cnames import check_compilable_dtype
-from sparsefold.compiler.dense_kernel import dense_kernel_source, input_size_args
-from sparsefold.compiler.merge_kernel import (emit_merge, emit_row_merge, emit_stream_merge,
-                                             merge_plan, pieces_mergeable)
-from sparsefold.compiler.order import prune_guards, stream_is_ordered, stream_is_row_ordered
-from sparsefold.compiler.pointwise import Body, Pointwise
-from sparsefold.compiler.source import Arg, render_module
-from sparsefold.compiler.stream_kernel import (bulk_shifts, dense_leaf,
-                                              dense_leaf_args, emit_bulk, emit_pieces,
-                                              emit_row_count, emit_rows, leaf_args,
-                                              row_guards, row_loop_applies)
-from sparsefold.compiler.streams import NotAStream, finite_checks, stream_pieces
-from sparsefold.spec import sizes as sz
-from sparsefold.spec.compute import Input, Reduce
-from sparsefold.spec.errors import IllFormedProgram, InternalError, InvalidData
+from sparsefold.compiler.kernel import NotFinite, StageKernel, bind_sizes
+from sparsefold.compiler.normalize import normalize, replace_node
+from sparsefold.compiler.planner import NeedsStage, plan
+from sparsefold.compiler.plans import CoiterPlan
+from sparsefold.compiler.results import OUT_FORMATS, out_format
+from sparsefold.spec.compute import Input
+from sparsefold.spec.errors import IllFormedProgram, InternalError
 from sparsefold.spec.formats import Format, named_format
-from sparsefold.spec.ir import Node, ShapeOp
+from sparsefold.spec.ir import Node
+from sparsefold.spec.ops_axes import PermuteDims
 from sparsefold.spec.printer import show_program, topological
 
-__all__ = ["Plan", "plan", "optimize", "Kernel", "OUT_FORMATS"]
+__all__ = ["Kernel", "optimize", "OUT_FORMATS", "out_format"]
 
-OUT_FORMATS = ("dense", "csr", "csc", "coo", "dcsr")
-_INT32_MAX = 2**31 - 1
-_INT64_MAX = 2**63 - 1
-
-
-@dataclass(frozen=True)
-class Plan:
-    """How a program will run: ``strategy`` is "stream" or "dense"; ``assembly`` is one of
-    "dense", "accumulate", "append" (proved in order), "bucket" (proved in order within
-    each outer coordinate: a stable sort by it suffices) or "sort" (full sort)."""
-
-    strategy: str
-    assembly: str
-    pieces: tuple = ()
-    finite: tuple[Input, ...] = ()
-    reason: str = ""
-    loop: str = "leaf"  # "leaf": piece after piece; "row": output rows outermost; "bulk":
-    #                     whole leaves copied; "merge": pieces merged by output key
-    merge: Any = None   # merge_kernel.MergePlan for strategy "merge"
-
-
-def out_format(name: str, ndim: int) -> Format:
-    if name not in OUT_FORMATS:
-        raise IllFormedProgram(f"out must be one of {', '.join(OUT_FORMATS)}, found {name!r}")
-    if name == "dense" or ndim == 0:
-        return named_format("dense", ndim)
-    if name in ("csr", "csc", "dcsr") and ndim > 2:
-        return named_format("coo", ndim)  # n-d sparse results are COO
-    if name == "csc" and ndim == 1:
-        return named_format("csr", 1)
-    if name == "dcsr" and ndim == 1:
-        return named_format("csr", 1)
-    return named_format(name, ndim)
+MAX_STAGES = 16
 
 
 def optimize(program: Node) -> Node:
@@ -95,484 +53,125 @@ def optimize(program: Node) -> Node:
     return out
 
 
-def _reduce_below(program: Node) -> tuple[Reduce | None, list[ShapeOp]]:
-    """A reduction reached from the root through single-piece shape operators (squeeze
-    after matmul, a reshape of the result), and those operators bottom-up."""
-    chain: list[ShapeOp] = []
-    node = program
-    while isinstance(node, ShapeOp) and len(node.operands()) == 1 and node.fill is None:
-        (piece,) = node.index_map().pieces
-        if None in piece.forward:
-            return None, []
-        chain.append(node)
-        node = node.operands()[0]
-    if isinstance(node, Reduce):
-        return node, chain[::-1]
-    return None, []
+def _natural_format(ndim: int, order: tuple[int, ...]) -> Format:
+    """The format whose storage order is ``order``: csr/csc for matrices, a compressed
+    vector, or row-major COO."""
+    if ndim == 0:
+        return named_format("dense", 0)
+    if ndim == 1:
+        return named_format("csr", 1)
+    if ndim == 2:
+        return named_format("csr" if order == (0, 1) else "csc", 2)
+    return named_format("coo", ndim)
 
 
-def _accumulated(total: Reduce, chain: list[ShapeOp]) -> tuple:
-    """Stream pieces of a sum's argument, with output coordinates = the kept coordinates
-    carried up through ``chain``'s forward maps (their forward guards join the guard)."""
-    out = []
-    for p in stream_pieces(total.arg):
-        coords = tuple(c for d, c in enumerate(p.coords) if d not in total.axes)
-        guard = p.guard
-        for op in chain:
-            (piece,) = op.index_map().pieces
-            env = {f"_i{d}": c for d, c in enumerate(coords)}
-            coords = tuple(sz.substitute(f, env) for f in piece.forward)
-            guard = sz.and_(guard, sz.substitute(piece.forward_guard, env))
-        out.append(replace(p, coords=coords, guard=guard))
-    return tuple(out)
-
-
-def plan(program: Node, fmt: Format, *, union: bool = False) -> Plan:
-    """Choose a strategy (pass 2 of the pipeline)."""
-    merge = merge_plan(program, fmt, union=union)
-    if merge is not None:
-        floats = [p.leaf for p in merge.pieces if p.leaf.dtype.kind == "f"]
-        if merge.intersect and floats and any(p.layers for p in merge.pieces):
-            return plan(program, fmt, union=True)  # can't check finiteness after the layers
-        finite = tuple(floats) if merge.intersect else ()
-        return Plan("merge", "dense" if fmt.is_dense else "append", merge.pieces, finite,
-                    merge=merge)
-    total, chain = _reduce_below(program)
-    try:
-        pieces = _accumulated(total, chain) if total else stream_pieces(program)
-    except NotAStream as exc:
-        return Plan("dense", "dense", reason=str(exc))
-    pieces = prune_guards(pieces)
-    finite = finite_checks(pieces)
-    if total is not None:
-        return Plan("stream", "accumulate", pieces, finite)
-    if fmt.is_dense:
-        return Plan("stream", "dense", pieces, finite)
-    order = fmt.mode_order
-    # Whole leaves in order (vstack): bulk copies. Otherwise output rows outermost when the
-    # leaves allow it: rows are closed once each and the inner loop is a plain copy; that
-    # needs order only within a row.
-    ordered = stream_is_ordered(pieces, order)
-    if ordered and all(bulk_shifts(p, fmt, program.dtype) is not None for p in pieces):
-        return Plan("stream", "append", pieces, finite, loop="bulk")
-    if len(order) > 1 and row_loop_applies(pieces, order) and \
-            stream_is_row_ordered(pieces, order):
-        return Plan("stream", "append", pieces, finite, loop="row")
-    if ordered:
-        return Plan("stream", "append", pieces, finite)
-    if pieces_mergeable(pieces, order):  # e.g. hstack of COO: one merging pass
-        return Plan("stream", "append", pieces, finite, loop="merge")
-    if len(order) == 2 and fmt.levels[0].full or fmt.kinds == ("pos", "one"):
-        if stream_is_row_ordered(pieces, order):
-            return Plan("stream", "scatter", pieces, finite)
-    if len(order) > 1 and stream_is_row_ordered(pieces, order):
-        return Plan("stream", "bucket", pieces, finite)
-    return Plan("stream", "sort", pieces, finite)
-
-
-def _requires(program: Node) -> list[sz.Expr]:
-    out = []
-    for n in topological(program):
-        if isinstance(n, ShapeOp):
-            r = n.index_map().requires
-            if r != sz.TRUE:
-                out.append(r)
-    return out
-
-
-@dataclass
 class Kernel:
-    """A compiled program for one output format; variants per index dtypes are built on
-    first use and cached (memory + disk, ``build.py``)."""
+    """A compiled program for one output format: its stages, then the final kernel."""
 
-    program: Node
-    out_name: str
-    forced: Plan | None = None  # the exact variant a kernel falls back to: no re-planning
-    plan: Plan = field(init=False)
-    fmt: Format = field(init=False)
-
-    def __post_init__(self):
-        self.source_program = self.program
-        if self.forced is None:
-            self.program = optimize(self.program)
+    def __init__(self, program: Node, out_name: str, *, exact: bool = False,
+                 optimized: bool = False):
+        self.source_program = program
+        self.out_name = out_name
+        self.exact = exact
+        self.program = program if optimized else optimize(program)
         for n in topological(self.program):
             check_compilable_dtype(n.dtype, f"{type(n).__name__} {n.dtype}")
-        self.fmt = out_format(self.out_name, self.program.ndim)
-        self.plan = self.forced or plan(self.program, self.fmt)
+        self.fmt = out_format(out_name, self.program.ndim)
+        self.stages: list[tuple[Input, StageKernel]] = []
+        self._names = {n.name for n in topological(self.program) if isinstance(n, Input)}
+        self.final = self._build(normalize(self.program), self.fmt, "the result")
+        self.plan = self.final.plan
         self.inputs = [n for n in topological(self.program) if isinstance(n, Input)]
-        self.requires = _requires(self.program)
-        self.reduction = _reduce_below(self.program)[0] if self.plan.assembly == "accumulate" \
-            else None
-        self._rows_skipped = self.plan.loop == "row" and _rows_skipped(self.plan, self.program,
-                                                                        self.fmt)
-        self._compile_size_functions()
-        self._variants: dict[tuple, tuple[str, list[Arg], Any]] = {}
+        self._exact: Kernel | None = None
         self._lock = threading.Lock()
-        self._dense_fallback: Kernel | None = None
 
-    def _compile_size_functions(self) -> None:
-        """Sizes the call needs, as compiled Python functions of the bound symbols."""
-        self._shape_fn = sz.python_function(tuple(self.program.shape))
-        # every node's element count: kernels compute coordinates in int64
-        self._extents_fn = sz.python_function(tuple(
-            sz.product(n.shape) for n in topological(self.program) if n.ndim))
-        red = self.reduction
-        self._extent_fn = sz.python_function(
-            (sz.product(red.arg.shape[d] for d in red.axes),) if red is not None else ())
-        self._requires_fn = sz.python_function(tuple(self.requires))
-        self._free_extents = [sz.python_function(tuple(size for _, size in piece.free))
-                              for piece in self.plan.pieces]
+    @property
+    def strategy(self) -> str:
+        return self.final.strategy
+
+    # --- stages ---------------------------------------------------------------------------
+    def _build(self, program: Node, fmt: Format, what: str) -> StageKernel:
+        for _ in range(MAX_STAGES):
+            try:
+                p = plan(program, fmt, exact=self.exact)
+            except NeedsStage as need:
+                if need.node == program:
+                    raise IllFormedProgram(f"not supported yet by the compiler: {need.why}; "
+                                           f"use .interpret()")
+                program = replace_node(program, need.node, self._temporary(need))
+                continue
+            stage = StageKernel(program, fmt, p, what=what)
+            temps = [i.name for i in stage.inputs if i.name in self._temp_names()]
+            if temps:
+                stage.stage_notes = [f"Reads temporaries {', '.join(temps)} computed by "
+                                     f"earlier stages (see the kernel's other stages)."]
+            return stage
+        raise InternalError(f"more than {MAX_STAGES} stages for one program")
+
+    def _temp_names(self) -> set[str]:
+        return {t.name for t, _ in self.stages}
+
+    def _fresh_name(self) -> str:
+        n = len(self.stages)
+        while f"tmp{n}" in self._names:
+            n += 1
+        self._names.add(f"tmp{n}")
+        return f"tmp{n}"
+
+    def _temporary(self, need: NeedsStage) -> Node:
+        """Plan ``need.node`` as a stage of its own; return what replaces it: the temporary
+        input (or a transpose of it, when it is stored in another axis order)."""
+        node = need.node
+        nd = node.ndim
+        identity = tuple(range(nd))
+        order = need.order or identity
+        inner = node
+        if need.dense or nd == 0:
+            fmt = named_format("dense", nd)
+        elif nd <= 2 or order == identity:
+            fmt = _natural_format(nd, order)
+        else:  # n-d in another order: store the permuted array row-major
+            inner = PermuteDims(node, order)
+            fmt = _natural_format(nd, identity)
+        name = self._fresh_name()
+        stage = self._build(normalize(inner), fmt, f"the temporary {name}")
+        if isinstance(stage.plan, CoiterPlan) and stage.plan.lattice.universe and \
+                not fmt.is_dense:  # dense-valued: keep the temporary dense
+            fmt = named_format("dense", nd)
+            stage = self._build(normalize(inner), fmt, f"the temporary {name}")
+        temp = Input(name, tuple(inner.shape), inner.dtype, fmt)
+        stage.stage_notes = getattr(stage, "stage_notes", []) + [
+            f"Stage: computes temporary {name} ({fmt}) for a later stage: {need.why}."]
+        self.stages.append((temp, stage))
+        if inner is node:
+            return temp
+        inverse = tuple(order.index(d) for d in range(nd))
+        return PermuteDims(temp, inverse)
 
     # --- source ---------------------------------------------------------------------------
-    def source(self, index_dtypes: dict[str, dict[str, str]], out_index: str) -> tuple[str, list]:
-        if self.plan.strategy == "dense":
-            return dense_kernel_source(self.program)
-        return self._stream_source(index_dtypes, out_index)
-
-    def _stream_source(self, index_dtypes, out_index):
-        p, program = self.plan, self.program
-        body = Body(depth=2)
-        args: list[Arg] = []
-        for inp in self.inputs:
-            args += dense_leaf_args(inp) if inp.format.is_dense else \
-                leaf_args(inp, index_dtypes[inp.name])
-        args += input_size_args(program)
-        if p.assembly in ("dense", "accumulate"):
-            asm = DenseOut(program.shape, program.dtype,
-                           monoid=self.reduction.monoid if p.assembly == "accumulate" else None)
-        elif p.assembly == "append":
-            asm = AppendOut(self.fmt, program.shape, program.dtype, out_index)
-        elif p.assembly == "scatter":
-            asm = ScatterOut(self.fmt, program.shape, program.dtype, out_index)
-        else:
-            asm = BufferOut(self.fmt, program.shape, program.dtype, out_index,
-                            bucket=p.assembly == "bucket")
-        args += asm.args()
-        if check_rows_first(body, [i for i in self.inputs if not i.format.is_dense]):
-            body.line("if sf_bad == 0:")
-            body.depth += 1
-        asm.prologue(body)
-        located = Pointwise(body, dense_leaf)
-        if p.strategy == "merge" and p.merge.rows:
-            emit_row_merge(body, p.merge, self.fmt, program.shape, asm, located)
-        elif p.strategy == "merge":
-            emit_merge(body, p.merge, self.fmt, asm, located)
-        elif p.loop == "bulk":
-            emit_bulk(body, p.pieces, self.fmt, program.shape, asm, index_dtypes)
-        elif p.loop == "merge":
-            emit_stream_merge(body, p.pieces, self.fmt, asm, located)
-        elif p.loop == "row":
-            emit_rows(body, p.pieces, self.fmt.mode_order, program.shape, asm, located,
-                      index_dtypes)
-        else:
-            emit_pieces(body, p.pieces, asm, located)
-        asm.epilogue(body)
-        what = "two sparse operands, row loop" if p.strategy == "merge" and p.merge.rows else \
-            "two sparse operands, cursors" if p.strategy == "merge" else \
-            f"{len(p.pieces)} piece(s), {p.loop} loop"
-        notes = [f"Strategy: {p.strategy} ({what}); {asm.note}."]
-        if p.finite:
-            notes.append("Valid when " + ", ".join(i.name for i in p.finite) + " are finite "
-                         "(0 * inf is nan); the runtime checks and otherwise runs the dense "
-                         "kernel.")
-        count = None
-        if self._rows_skipped:  # the exact entry count, for right-sized outputs
-            cbody = Body(depth=2)
-            emit_row_count(cbody, p.pieces, self.fmt.mode_order, program.shape)
-            count = ([a for a in args if a.source[0] != "out"], cbody)
-        src = render_module(title=f"stream -> {self.fmt}", program_text=show_program(program),
-                            notes=notes, args=args, body=body, returns=asm.returns,
-                            count=count)
-        return src, args
+    def sources(self, index_dtypes_of, out_index: str = "int32") -> list[str]:
+        """The Cython text of every stage, in the order they run; ``index_dtypes_of(stage)``
+        gives a stage's index dtypes."""
+        out = []
+        for _, stage in self.stages + [(None, self.final)]:
+            out.append(stage.source(index_dtypes_of(stage), out_index)[0])
+        return out
 
     # --- call -----------------------------------------------------------------------------
     def __call__(self, values: dict[str, Any], library: str = "scipy"):
-        env = self._bind(values)
-        p = self.plan
-        if p.finite and p.strategy != "merge" and not all(np.all(np.isfinite(
-                runtime.dense_operand(values[i.name], i.dtype, i.name))) for i in p.finite):
-            return self._fallback()(values, library)
-        prepared: dict[str, dict[str, np.ndarray]] = {}
-        index_dtypes: dict[str, dict[str, str]] = {}
-        for inp in self.inputs:
-            if p.strategy == "dense" or inp.format.is_dense:
-                arr = runtime.dense_operand(values[inp.name], inp.dtype, inp.name)
-                prepared[inp.name] = {"dense": arr}
-            else:
-                levels = runtime.sparse_levels(values[inp.name], inp, inp.name,
-                                               rows_in_kernel=True)
-                prepared[inp.name] = levels
-                index_dtypes[inp.name] = {k: v.dtype for k, v in levels.items() if k != "val"}
-        if p.strategy == "merge" and p.finite and not all(
-                np.all(np.isfinite(prepared[i.name]["val"])) for i in p.finite):
-            return self._fallback()(values, library)
-        capacity = 0
-        for piece, extent in zip(p.pieces, self._free_extents):
-            arrs = prepared[piece.leaf.name]
-            n = arrs["dense"].size if "dense" in arrs else int(arrs["val"].shape[0])
-            for f in extent(env):
-                n *= f
-            capacity += n
-        out_shape = self._shape_fn(env)
-        big = max(out_shape + (capacity,), default=0) > _INT32_MAX
-        out_index = "int64" if big else "int32"
-        key = (tuple((name, tuple(d.items())) for name, d in index_dtypes.items()), out_index)
-        src, args, module = self._variant(key, index_dtypes, out_index)
-        if self._rows_skipped and capacity > _EXACT_CAPACITY_ABOVE:
-            # a row loop may skip rows (a strided slice keeps a quarter of its entries): size
-            # the outputs exactly rather than for every input entry (peak memory)
-            capacity = max(0, min(capacity, module.count(
-                *[self._arg(a, prepared, None, env) for a in args if a.source[0] != "out"])))
-        outputs = self._allocate(out_shape, capacity, out_index)
-        argv = [self._arg(a, prepared, outputs, env) for a in args]
-        result = module.run(*argv)
-        return self._finish(result, outputs, out_shape, out_index, library, env)
+        try:
+            env = bind_sizes(self.inputs, values, {}) if self.stages else None
+            vals = dict(values)
+            for temp, stage in self.stages:
+                vals[temp.name] = stage(vals, "scipy", env)
+            return self.final(vals, library, env)
+        except NotFinite:
+            return self._exact_variant()(values, library)
 
-    def _bind(self, values) -> dict[str, int]:
-        env: dict[str, int] = {}
-        derived = []
-        for inp in self.inputs:
-            if inp.name not in values:
-                raise InvalidData(f"no array was given for input {inp.name!r}")
-            shape = tuple(values[inp.name].shape)
-            if len(shape) != inp.ndim:
-                raise InvalidData(f"input {inp.name!r}: expected {inp.ndim}-d, found {shape}")
-            for declared, n in zip(inp.shape, shape):
-                if n < 0:
-                    raise InvalidData(f"input {inp.name!r}: negative size in shape {shape}")
-                if isinstance(declared, sz.Sym):
-                    if env.setdefault(declared.name, n) != n:
-                        raise InvalidData(f"size {declared.name} is {env[declared.name]} "
-                                          f"elsewhere but {n} in input {inp.name!r}")
-                elif isinstance(declared, sz.Const):
-                    if declared.value != n:
-                        raise InvalidData(f"input {inp.name!r}: expected shape "
-                                          f"{tuple(map(str, inp.shape))}, found {shape}")
-                else:  # a size expression (a product of symbols): checked once all are bound
-                    derived.append((inp, declared, n, shape))
-        for inp, declared, n, shape in derived:
-            if int(sz.evaluate(declared, env)) != n:
-                raise InvalidData(f"input {inp.name!r}: expected shape "
-                                  f"{tuple(map(str, inp.shape))}, found {shape}")
-        if any(e > _INT64_MAX for e in self._extents_fn(env)):
-            raise InvalidData(f"sizes {env} make an array of more than 2**63 - 1 elements; "
-                              f"coordinates would overflow int64")
-        if self.requires and not all(self._requires_fn(env)):
-            raise InvalidData(f"a precondition of the program fails for sizes {env}: "
-                                   f"{' and '.join(map(str, self.requires))}")
-        return env
-
-    def _variant(self, key, index_dtypes, out_index):
-        hit = self._variants.get(key)
-        if hit is not None:
-            return hit
+    def _exact_variant(self) -> Kernel:
+        """The same program with no annihilation that needs finite operands."""
         with self._lock:
-            hit = self._variants.get(key)
-            if hit is None:
-                from sparsefold.compiler.build import load_module
-                src, args = self.source(index_dtypes, out_index)
-                hit = (src, args, load_module(src, name_hint=self.plan.strategy))
-                self._variants[key] = hit
-            return hit
+            if self._exact is None:
+                self._exact = Kernel(self.program, self.out_name, exact=True, optimized=True)
+            return self._exact
 
-    def _allocate(self, shape, capacity, out_index) -> dict[str, np.ndarray]:
-        dt = self.program.dtype
-        a = self.plan.assembly
-        if a == "accumulate" and self.reduction.monoid != "sum":
-            return {"val": np.full(shape, _identity(self.reduction.monoid, dt), dtype=dt),
-                    "cnt": np.zeros(shape, dtype=np.int64)}
-        if a in ("dense", "accumulate"):
-            return {"val": np.zeros(shape, dtype=dt)}
-        ix = np.dtype(out_index)
-        out = {"val": np.empty(capacity, dtype=dt)}
-        if a == "scatter":
-            rows = shape[self.fmt.mode_order[0]]
-            out.update(pos1=np.empty(rows + 1, dtype=ix), nxt=np.empty(rows, dtype=np.int64),
-                       crd1=np.empty(capacity, dtype=ix))
-            if not self.fmt.levels[0].full:
-                out["crd0"] = np.empty(capacity, dtype=ix)
-            return out
-        if a in ("sort", "bucket"):
-            for d in range(len(shape)):
-                out[f"crd{d}"] = np.empty(capacity, dtype=ix)
-            return out
-        kinds = self.fmt.kinds
-        if kinds == ("full", "pos"):
-            out["pos1"] = np.empty(shape[self.fmt.mode_order[0]] + 1, dtype=ix)
-            out["crd1"] = np.empty(capacity, dtype=ix)
-        elif kinds == ("pos", "pos"):
-            parents = min(capacity, shape[self.fmt.mode_order[0]])
-            out["crd0"] = np.empty(parents, dtype=ix)
-            out["pos1"] = np.empty(parents + 1, dtype=ix)
-            out["crd1"] = np.empty(capacity, dtype=ix)
-        else:
-            for l in range(len(kinds)):
-                out[f"crd{l}"] = np.empty(capacity, dtype=ix)
-        return out
-
-    @staticmethod
-    def _arg(a: Arg, prepared, outputs, env):
-        kind = a.source[0]
-        if kind == "size":
-            return int(env[a.source[1]])
-        if kind == "stride":
-            arr = prepared[a.source[1]]["dense"]
-            return arr.strides[a.source[2]] // arr.itemsize
-        if kind == "dense":
-            return prepared[a.source[1]]["dense"].ctypes.data
-        if kind == "input":
-            return prepared[a.source[1]][a.source[2]]
-        if kind == "out":
-            return outputs[a.source[1]]
-        raise AssertionError(a)
-
-    def _finish(self, result, outputs, shape, out_index, library, env):
-        a = self.plan.assembly
-        if a in ("dense", "accumulate") or self.plan.strategy == "dense":
-            dense = outputs["val"]
-            if "cnt" in outputs:  # cells that also cover implicit zeros meet a 0
-                (extent,) = self._extent_fn(env)  # this call's sizes: kernels are shared
-                _combine_zero(self.reduction.monoid, dense, outputs["cnt"] < extent)
-            return _from_dense(dense, self.out_name, self.fmt, library)
-        n, m = result
-        if a in ("sort", "bucket"):
-            val = outputs["val"][:n]
-            crds = [outputs[f"crd{d}"][:n] for d in range(len(shape))]
-            if a == "bucket":  # proved: in order within each outer coordinate
-                order = np.argsort(crds[0], kind="stable")
-            else:
-                order = np.lexsort(crds[::-1]) if n > 1 else np.arange(n)
-            val = val[order]
-            crds = [c[order] for c in crds]
-            arrays = _compress(crds, self.fmt, shape, out_index)
-            return _wrap(self.fmt, self.out_name, shape, val, arrays, library)
-        # outputs were allocated for an upper bound of entries: give the rest back
-        val = _trim(outputs["val"], n)
-        if a == "scatter":
-            arrays = {"pos1": outputs["pos1"], "crd1": _trim(outputs["crd1"], n)}
-            if "crd0" in outputs:
-                arrays = {"crd0": _trim(outputs["crd0"], n), "crd1": arrays["crd1"]}
-        else:
-            arrays = {k: v for k, v in outputs.items() if k != "val"}
-            if self.fmt.kinds == ("pos", "pos"):
-                arrays.update(crd0=_trim(arrays["crd0"], m), pos1=_trim(arrays["pos1"], m + 1),
-                              crd1=_trim(arrays["crd1"], n))
-            else:
-                arrays = {k: (_trim(v, n) if k.startswith("crd") else v)
-                          for k, v in arrays.items()}
-        return _wrap(self.fmt, self.out_name, shape, val, arrays, library)
-
-    def _fallback(self) -> Kernel:
-        """The exact variant, for operands that are not finite: a union merge (it evaluates
-        the function wherever either operand stores a value), else the dense kernel."""
-        if self._dense_fallback is None:
-            union = plan(self.program, self.fmt, union=True) if self.plan.strategy == "merge" \
-                else None
-            exact = union if union is not None and union.strategy == "merge" else \
-                Plan("dense", "dense", reason="an operand is not finite")
-            self._dense_fallback = Kernel(self.program, self.out_name, forced=exact)
-        return self._dense_fallback
-
-
-def _trim(arr: np.ndarray, n: int) -> np.ndarray:
-    """The first ``n`` entries of an output buffer we allocated and nobody else references:
-    shrunk in place (``realloc``), so a result does not hold on to its upper-bound size —
-    a strided slice keeps a quarter of its input's entries, not all of them."""
-    if arr.shape[0] > n:
-        arr.resize(n, refcheck=False)
-    return arr
-
-
-def _rows_skipped(plan: Plan, program: Node, fmt: Format) -> bool:
-    """Might a row-driven plan leave source rows unread (a row guard, or a piece whose leaf
-    has another number of rows than the output)? Then the entry bound (all stored entries)
-    can be far above what is written, and the kernel counts first."""
-    row = f"_k{fmt.mode_order[0]}"
-    for piece in plan.pieces:
-        rows = piece.leaf.shape[piece.leaf.format.mode_order[0]]
-        if not sz.definitely_equal(rows, program.shape[fmt.mode_order[0]]) or \
-                row_guards(piece, row):
-            return True
-    return False
-
-
-# below this many entries an upper-bound allocation costs less than an exact count
-_EXACT_CAPACITY_ABOVE = 1 << 15
-
-
-def _identity(monoid: str, dt: np.dtype):
-    """The start value of a reduction over stored entries."""
-    if monoid in ("max", "min"):
-        big = dt.kind == "f"
-        if dt.kind == "b":
-            return monoid == "min"
-        info = np.finfo(dt) if big else np.iinfo(dt)
-        low, high = (-np.inf, np.inf) if big else (info.min, info.max)
-        return low if monoid == "max" else high
-    return {"sum": 0, "prod": 1, "any": False, "all": True}[monoid]
-
-
-def _combine_zero(monoid: str, out: np.ndarray, missing: np.ndarray) -> None:
-    """``out[missing] = monoid(out[missing], 0)``, NumPy's semantics (NaN propagates)."""
-    if not missing.any():
-        return
-    zero = np.zeros((), out.dtype)
-    fn = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum,
-          "any": np.logical_or, "all": np.logical_and}[monoid]
-    out[missing] = fn(out[missing], zero)
-
-
-def _compress(crds, fmt: Format, shape, out_index) -> dict[str, np.ndarray]:
-    """Sorted coordinate lists (storage order) -> the level arrays of ``fmt``."""
-    ix = np.dtype(out_index)
-    kinds = fmt.kinds
-    if kinds == ("full", "pos"):
-        rows = shape[fmt.mode_order[0]]
-        counts = np.bincount(crds[0], minlength=rows) if crds[0].size else np.zeros(rows, int)
-        pos = np.zeros(rows + 1, dtype=ix)
-        np.cumsum(counts, out=pos[1:])
-        return {"pos1": pos, "crd1": crds[1].astype(ix, copy=False)}
-    if kinds == ("pos", "pos"):
-        rows, starts = np.unique(crds[0], return_index=True)
-        pos = np.append(starts, crds[0].size).astype(ix)
-        return {"crd0": rows.astype(ix), "pos1": pos, "crd1": crds[1].astype(ix, copy=False)}
-    return {f"crd{d}": c.astype(ix, copy=False) for d, c in enumerate(crds)}
-
-
-def _wrap(fmt: Format, out_name: str, shape, val, arrays, library):
-    if fmt.is_dense:
-        return val
-    kinds = fmt.kinds
-    if kinds == ("pos", "pos"):  # dcsr: scipy has no DCSR, expand pos over all rows
-        rows = shape[fmt.mode_order[0]]
-        counts = np.zeros(rows, dtype=np.int64)
-        counts[arrays["crd0"]] = np.diff(arrays["pos1"])
-        pos = np.zeros(rows + 1, dtype=arrays["crd1"].dtype)
-        np.cumsum(counts, out=pos[1:])
-        name = "csr" if fmt.mode_order == (0, 1) else "csc"
-        return runtime.wrap_result(name, shape, val, {"pos1": pos, "crd1": arrays["crd1"]},
-                                   library)
-    name = fmt.name
-    if len(shape) == 1 and kinds == ("pos",) and fmt.name == "csr":
-        arrays = dict(arrays, pos0=np.array([0, val.shape[0]], dtype=arrays["crd0"].dtype))
-    return runtime.wrap_result(name, shape, val, arrays, library)
-
-
-def _from_dense(dense: np.ndarray, out_name: str, fmt: Format, library: str):
-    """Dense result -> requested format (the dense strategy's explicit conversion)."""
-    if fmt.is_dense:
-        return dense
-    import scipy.sparse as sp
-    if dense.ndim == 2 and fmt.name in ("csr", "csc", "dcsr"):
-        res = (sp.csr_array if fmt.mode_order == (0, 1) else sp.csc_array)(dense)
-        if library == "pydata":
-            import sparse
-            return sparse.GCXS.from_scipy_sparse(res)
-        return res
-    nz = np.nonzero(dense)
-    val = dense[nz]
-    arrays = {f"crd{d}": c for d, c in enumerate(nz)}
-    if dense.ndim == 1 and fmt.name == "csr":
-        arrays["pos0"] = np.array([0, val.shape[0]])
-    return runtime.wrap_result("csr" if (dense.ndim == 1 and fmt.name == "csr") else "coo",
-                               dense.shape, val, arrays, library)

@@ -195,7 +195,8 @@ def compute(x: LazyArray, out: str | None = None):
 
 def show(fn, *example_args, out: str | None = None) -> str:
     """The generated Cython for ``fn`` on arguments like ``example_args`` (printed and
-    returned; index widths as for these arguments). ``fn`` may also be a LazyArray."""
+    returned; index widths as for these arguments; every stage of a staged program, in the
+    order they run). ``fn`` may also be a LazyArray."""
     from sparsefold.compiler import runtime
     if isinstance(fn, LazyArray):
         program, values = _canonical(fn)
@@ -205,11 +206,21 @@ def show(fn, *example_args, out: str | None = None) -> str:
         program, out = jf.program_for(*example_args)
         values = {f"a{p}": a for p, a in enumerate(example_args) if not _is_scalar(a)}
     kernel = compile_program(program, out)
-    index_dtypes = {}
-    for inp in kernel.inputs:
-        if not inp.format.is_dense and kernel.plan.strategy != "dense":
-            levels = runtime.sparse_levels(values[inp.name], inp, inp.name)
-            index_dtypes[inp.name] = {k: v.dtype for k, v in levels.items() if k != "val"}
-    text = kernel.source(index_dtypes, "int32")[0]
+
+    def index_dtypes(stage):
+        found = {}
+        for inp in stage.inputs:
+            if inp.format.is_dense:
+                continue
+            if inp.name in values:
+                levels = runtime.sparse_levels(values[inp.name], inp, inp.name)
+                found[inp.name] = {k: v.dtype for k, v in levels.items() if k != "val"}
+            else:  # a temporary of an earlier stage: int32 indices for the display
+                found[inp.name] = {f"{part}{l}": np.dtype(np.int32)
+                                   for l, lv in enumerate(inp.format.levels)
+                                   for part, has in (("pos", lv.has_pos), ("crd", lv.has_crd))
+                                   if has}
+        return found
+    text = "\n\n".join(kernel.sources(index_dtypes))
     print(text)
     return text

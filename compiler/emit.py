@@ -1,0 +1,345 @@
+"""The one printer: loop IR (``loops.py``) to a Cython module's text (DESIGN §3.4).
+
+Deterministic (same IR, same bytes) and readable: a header naming the program, strategy and
+a hash; one parameter per line when a signature would pass 99 columns; each function
+declares exactly the variables its body uses, grouped by type; arrays arrive as objects and
+become typed pointers through the buffer protocol; the body runs without the GIL; a failed
+in-kernel check (``checks.py``) raises only after the loops.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from sparsefold.compiler.build import BUFFER_ADDRESS_PYX
+from sparsefold.compiler.loops import (
+    Assign, Bin, Block, Break, Call, Cast, Comment, Cond, Continue, Expr, For, Function, If,
+    Lit,
+    Load, Memcpy, Not, Raise, Store, Template, Var, While, walk_exprs, walk_stmts)
+from sparsefold.spec.errors import InternalError
+
+__all__ = ["render_module", "render_expr", "COMPILER_VERSION", "FAIL_PY"]
+
+COMPILER_VERSION = "0.2.0"
+_WIDTH = 99
+
+FAIL_PY = '''
+def _sf_fail(site, a, b, c):
+    # the first failed check of the call: which array, what was found
+    from sparsefold.spec.errors import InvalidData
+    kind, what = _SF_SITES[site - 1]
+    if kind == "pos":
+        raise InvalidData(f"{what} is not monotone non-decreasing: row {a} spans [{b}, {c})")
+    if kind == "map":
+        raise InvalidData(f"{what}: the operator mapped an entry to {a}, outside [0, {b})")
+    raise InvalidData(f"{what} out of range [0, {b}): found {a}")
+'''
+
+# --- expressions ------------------------------------------------------------------------------
+
+_PREC = {"or": 1, "and": 2, "<": 4, "<=": 4, "==": 4, "!=": 4, ">": 4, ">=": 4, "|": 5,
+         "^": 6, "&": 7, "<<": 8, ">>": 8, "+": 9, "-": 9, "*": 10, "/": 10, "//": 10,
+         "%": 10}
+_ATOM = 13
+_SIMPLE = re.compile(r"-?[A-Za-z0-9_.]+\Z|[A-Za-z_][A-Za-z0-9_]*\[[^\[\]]*\]\Z")
+
+
+def _balanced(text: str) -> bool:
+    """``text`` is one parenthesized group or a call ``name(...)`` spanning all of it."""
+    m = re.match(r"[A-Za-z_][A-Za-z0-9_]*\(|\(", text)
+    if not m or not text.endswith(")"):
+        return False
+    depth = 0
+    for k, ch in enumerate(text):
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth == 0 and k != len(text) - 1:
+            return False
+    return True
+
+
+def _text_prec(text: str) -> int:
+    return _ATOM if _SIMPLE.match(text) or _balanced(text) else 0
+
+
+def render_expr(e: Expr, parent: int = 0) -> str:
+    """Cython text of ``e``, parenthesized only where precedence needs it."""
+    text, prec = _render(e)
+    return f"({text})" if prec < parent else text
+
+
+def _render(e: Expr) -> tuple[str, int]:
+    if isinstance(e, Var):
+        return e.name, _ATOM
+    if isinstance(e, Lit):
+        return e.text, _text_prec(e.text)
+    if isinstance(e, Load):
+        return f"{e.array.name}[{render_expr(e.index)}]", _ATOM
+    if isinstance(e, Bin):
+        p = _PREC[e.op]
+        # comparisons do not chain in C the way they do in Python: keep operands atomic
+        left = p + 1 if p == 4 else p
+        return f"{render_expr(e.a, left)} {e.op} {render_expr(e.b, p + 1)}", p
+    if isinstance(e, Not):
+        return f"not {render_expr(e.a, 4)}", 3
+    if isinstance(e, Cast):
+        return f"<{e.ctype}>{render_expr(e.a, _ATOM)}", 12
+    if isinstance(e, Cond):
+        return (f"{render_expr(e.a, 1)} if {render_expr(e.c, 1)} else {render_expr(e.b, 0)}",
+                0)
+    if isinstance(e, Template):
+        args = [render_expr(a, _ATOM) for a in e.args]
+        text = e.text.format(*args)
+        return text, _text_prec(text)
+    raise InternalError(f"cannot print {type(e).__name__}")
+
+
+# --- statements -------------------------------------------------------------------------------
+
+def _stmts(stmts, depth: int, out: list[str]) -> None:
+    pad = "    " * depth
+    for s in stmts:
+        if isinstance(s, Assign):
+            out.append(f"{pad}{s.var.name} = {render_expr(s.value)}")
+        elif isinstance(s, Store):
+            out.append(f"{pad}{s.array.name}[{render_expr(s.index)}] = {render_expr(s.value)}")
+        elif isinstance(s, For):
+            start = render_expr(s.start)
+            head = f"range({render_expr(s.stop)})" if start == "0" else \
+                f"range({start}, {render_expr(s.stop)})"
+            out.append(f"{pad}for {s.var.name} in {head}:")
+            _body(s.body, depth + 1, out)
+        elif isinstance(s, While):
+            out.append(f"{pad}while {render_expr(s.cond)}:")
+            _body(s.body, depth + 1, out)
+        elif isinstance(s, If):
+            for k, (cond, body) in enumerate(s.cases):
+                out.append(f"{pad}{'if' if k == 0 else 'elif'} {render_expr(cond)}:")
+                _body(body, depth + 1, out)
+            if s.orelse:
+                out.append(f"{pad}else:")
+                _body(s.orelse, depth + 1, out)
+        elif isinstance(s, Break):
+            out.append(f"{pad}break")
+        elif isinstance(s, Continue):
+            out.append(f"{pad}continue")
+        elif isinstance(s, Comment):
+            out.append(f"{pad}# {s.text}")
+        elif isinstance(s, Block):
+            if s.note:
+                out.append(f"{pad}# {s.note}")
+            _stmts(s.body, depth, out)
+        elif isinstance(s, Memcpy):
+            out.append(f"{pad}memcpy(&{s.dst.name}[{render_expr(s.dst_index)}], "
+                       f"&{s.src.name}[{render_expr(s.src_index)}], "
+                       f"{render_expr(s.count, 10)} * sizeof({s.dst.ctype}))")
+        elif isinstance(s, Call):
+            out.append(f"{pad}{s.name}({', '.join(render_expr(a) for a in s.args)})")
+        elif isinstance(s, Raise):
+            vals = [render_expr(v) for v in s.values] + ["0"] * (3 - len(s.values))
+            out.append(f"{pad}if sf_bad == 0:")
+            out.append(f"{pad}    sf_bad = {s.site}")
+            for slot, v in zip(("sf_a", "sf_b", "sf_c"), vals):
+                out.append(f"{pad}    {slot} = {v}")
+        else:
+            raise InternalError(f"cannot print {type(s).__name__}")
+
+
+def _body(stmts, depth: int, out: list[str]) -> None:
+    start = len(out)
+    _stmts(stmts, depth, out)
+    if all(line.lstrip().startswith("#") for line in out[start:]):
+        out.append("    " * depth + "pass")
+
+
+# --- functions and modules --------------------------------------------------------------------
+
+_KINDS = {"array": "object", "address": "size_t", "int": "int64_t"}
+
+
+def _signature(fn: Function) -> list[str]:
+    params = [f"{_KINDS[p.kind]} {_param_name(p)}" for p in fn.params]
+    one = f"def {fn.name}({', '.join(params)}):"
+    if len(one) <= _WIDTH:
+        return [one]
+    return [f"def {fn.name}("] + [f"        {p}," for p in params] + ["):"]
+
+
+def _param_name(p) -> str:
+    return f"p_{p.name}" if p.kind in ("array", "address") else p.name
+
+
+def _declarations(fn: Function) -> list[str]:
+    params = {p.name for p in fn.params}
+    types: dict[str, str] = {}
+    for e in walk_exprs(fn.body):
+        if isinstance(e, Var) and e.name not in params:
+            if types.setdefault(e.name, e.ctype) != e.ctype:
+                raise InternalError(f"variable {e.name} used with types {types[e.name]} and "
+                                    f"{e.ctype}")
+    for e in fn.returns:
+        for sub in walk_exprs((Assign(Var("_sf_ret"), e),)):
+            if isinstance(sub, Var) and sub.name not in params and sub.name != "_sf_ret":
+                types.setdefault(sub.name, sub.ctype)
+    if fn.checks:
+        for slot in ("sf_bad", "sf_a", "sf_b", "sf_c"):
+            types[slot] = "int64_t"
+    by_type: dict[str, list[str]] = {}
+    for name, t in sorted(types.items()):
+        by_type.setdefault(t, []).append(name)
+    lines = []
+    for t in sorted(by_type):
+        names = by_type[t]
+        line = f"    cdef {t} "
+        for k, name in enumerate(names):
+            piece = name + (", " if k < len(names) - 1 else "")
+            if len(line) + len(piece.rstrip()) > _WIDTH:
+                lines.append(line.rstrip().rstrip(","))
+                line = f"    cdef {t} "
+            line += piece
+        lines.append(line.rstrip().rstrip(","))
+    return lines
+
+
+def _pointers(fn: Function) -> list[str]:
+    out = []
+    for p in fn.params:
+        if p.kind == "array":
+            out.append(f"    cdef {p.ctype}* {p.name} = <{p.ctype}*>_sf_address(p_{p.name}, "
+                       f"sizeof({p.ctype}), {int(p.writable)})")
+        elif p.kind == "address":
+            out.append(f"    cdef {p.ctype}* {p.name} = <{p.ctype}*>p_{p.name}")
+    return out
+
+
+def _reads(stmts) -> set[str]:
+    """Names of variables some statement reads (assignment targets do not count)."""
+    names: set[str] = set()
+    for s in walk_stmts(stmts):
+        exprs: tuple = ()
+        if isinstance(s, Assign):
+            exprs = (s.value,)
+        elif isinstance(s, Store):
+            exprs = (s.index, s.value)
+        elif isinstance(s, For):
+            exprs = (s.var, s.start, s.stop)
+        elif isinstance(s, While):
+            exprs = (s.cond,)
+        elif isinstance(s, If):
+            exprs = tuple(c for c, _ in s.cases)
+        elif isinstance(s, Memcpy):
+            exprs = (s.dst_index, s.src_index, s.count)
+        elif isinstance(s, Raise):
+            exprs = s.values
+        elif isinstance(s, Call):
+            exprs = s.args
+        for e in exprs:
+            for sub in walk_exprs((Assign(Var("_sf_read"), e),)):
+                if isinstance(sub, Var):
+                    names.add(sub.name)
+    return names
+
+
+def _drop_dead(stmts, live: set[str]) -> tuple:
+    out = []
+    for s in stmts:
+        if isinstance(s, Assign) and s.var.name not in live:
+            continue
+        if isinstance(s, For):
+            s = For(s.var, s.start, s.stop, _drop_dead(s.body, live))
+        elif isinstance(s, While):
+            s = While(s.cond, _drop_dead(s.body, live))
+        elif isinstance(s, Block):
+            s = Block(_drop_dead(s.body, live), s.note)
+        elif isinstance(s, If):
+            s = If(tuple((c, _drop_dead(b, live)) for c, b in s.cases),
+                   _drop_dead(s.orelse, live))
+        out.append(s)
+    return tuple(out)
+
+
+def dead_assignments_removed(fn: Function) -> Function:
+    """``fn`` without assignments to variables nothing reads (IR values have no side
+    effects), repeated until none is left."""
+    body = fn.body
+    returned = set()
+    for e in fn.returns:
+        for sub in walk_exprs((Assign(Var("_sf_ret"), e),)):
+            if isinstance(sub, Var):
+                returned.add(sub.name)
+    while True:
+        live = _reads(body) | returned | {"sf_bad", "sf_a", "sf_b", "sf_c"}
+        new = _drop_dead(body, live)
+        if new == body:
+            return Function(fn.name, fn.params, body, fn.returns, fn.checks)
+        body = new
+
+
+def render_function(fn: Function) -> list[str]:
+    fn = dead_assignments_removed(fn)
+    code = _signature(fn) + _declarations(fn) + _pointers(fn)
+    code.append("    with nogil:")
+    if fn.checks:
+        code.append("        sf_bad = 0")
+    body: list[str] = []
+    _stmts(fn.body, 2, body)
+    code += body or ["        pass"]
+    if fn.checks:
+        code += ["    if sf_bad:", "        _sf_fail(sf_bad, sf_a, sf_b, sf_c)"]
+    if len(fn.returns) == 1:
+        code.append(f"    return {render_expr(fn.returns[0])}")
+    elif fn.returns:
+        code.append(f"    return ({', '.join(render_expr(e) for e in fn.returns)})")
+    return code
+
+
+def render_module(*, title: str, program_text: str, notes: list[str],
+                  functions: list[Function], sites: tuple[tuple[str, str], ...] = (),
+                  helpers: tuple[str, ...] = ()) -> str:
+    """The whole ``.pyx``: header, imports, helpers, then ``functions`` in order. ``sites``
+    are the in-kernel checks' descriptions; :class:`~loops.Raise` numbers index them;
+    ``helpers`` are module-level Cython texts the functions call."""
+    code: list[str] = []
+    for fn in functions:
+        code += ["", ""] + render_function(fn) if code else render_function(fn)
+    text_body = "\n".join(code)
+    digest = hashlib.sha256((program_text + text_body).encode()).hexdigest()[:16]
+    header = [
+        "# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True",
+        "# cython: initializedcheck=False, nonecheck=False",
+        f"# sparsefold kernel: {title}",
+        f"# sparsefold compiler {COMPILER_VERSION}; source hash {digest}",
+        "#",
+        "# Program:",
+        *[f"#   {line}" for line in program_text.splitlines()],
+        *_wrap_notes(notes),
+        "",
+        "from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, "
+        "uint32_t, uint64_t, INT64_MAX",
+        "from libc.math cimport NAN, INFINITY, fabs, pow",
+        "from libc.string cimport memcpy",
+        BUFFER_ADDRESS_PYX,
+    ]
+    if sites:
+        table = "_SF_SITES = (" + "".join(f"({k!r}, {w!r}), " for k, w in sites) + ")"
+        header += [FAIL_PY, table]
+    header += list(helpers)
+    return "\n".join(header) + "\n\n" + text_body + "\n"
+
+
+def _wrap_notes(notes: list[str]) -> list[str]:
+    out = []
+    for note in notes:
+        words = note.split()
+        line = "#"
+        for w in words:
+            if len(line) + 1 + len(w) > _WIDTH and line != "#":
+                out.append(line)
+                line = "#  "
+            line += " " + w
+        out.append(line)
+    return out
+
+
+__all__ += ["render_function"]

@@ -1,0 +1,420 @@
+"""One compiled kernel: a plan lowered to loop IR, printed, built, and called.
+
+A stage kernel computes one program into one format with one plan (``plans.py``). Its
+Cython source is specialized per index dtypes (int32/int64 of every input index array and of
+the output), chosen per call from the actual arrays and sizes, so nothing can overflow;
+each variant is built on first use and cached (memory + disk, ``build.py``).
+
+A call binds sizes from the arrays' shapes, checks preconditions and int64 extents, reads
+and validates the inputs' storage (``runtime.py``), allocates outputs — after checking they
+fit in memory — runs the kernel, and wraps the result.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+import numpy as np
+
+from sparsefold.compiler import runtime
+from sparsefold.compiler.bounds import rows_first
+from sparsefold.compiler.emit import render_module
+from sparsefold.compiler.loops import Bin, Lit
+from sparsefold.compiler.lower_coiter import lower_coiter
+from sparsefold.compiler.lower_dense import lower_dense
+from sparsefold.compiler.lower_stream import (lower_bulk, lower_pieces, lower_row_count,
+                                              lower_rows, row_guards)
+from sparsefold.compiler.lower_contract import (contract_sizes, lower_contract,
+                                                lower_contract_count)
+from sparsefold.compiler.lowering import Lowering
+from sparsefold.compiler.outputs import AppendOut, BufferOut, DenseOut, ScatterOut
+from sparsefold.compiler.plans import CoiterPlan, ContractPlan, DensePlan, StreamPlan
+from sparsefold.compiler.results import combine_zero, compress, from_dense, trim, wrap
+from sparsefold.compiler.values import Values
+from sparsefold.compiler.workspace import SORT_HELPER, Workspace
+from sparsefold.spec import sizes as sz
+from sparsefold.spec.compute import Input
+from sparsefold.spec.errors import InternalError, InvalidData
+from sparsefold.spec.formats import Format
+from sparsefold.spec.ir import Node, ShapeOp
+from sparsefold.spec.printer import show_program, topological
+
+__all__ = ["StageKernel", "NotFinite", "TooLarge", "memory_limit", "bind_sizes"]
+
+_INT32_MAX = 2**31 - 1
+_INT64_MAX = 2**63 - 1
+# below this many entries an upper-bound allocation costs less than an exact count
+_EXACT_CAPACITY_ABOVE = 1 << 15
+
+
+class NotFinite(Exception):
+    """An operand the plan's lattice relies on being finite holds a NaN or an infinity: the
+    caller runs the exact variant instead."""
+
+
+class TooLarge(InvalidData, MemoryError):
+    """An output or temporary would not fit in this machine's memory (raised before it is
+    allocated). Also a ``MemoryError``, so code that catches NumPy's still works."""
+
+
+def memory_limit() -> int:
+    """Bytes one allocation may take: ``$SPARSEFOLD_MEMORY_LIMIT`` if set, else the
+    machine's physical memory."""
+    configured = os.environ.get("SPARSEFOLD_MEMORY_LIMIT")
+    if configured:
+        return int(configured)
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
+        return 1 << 62
+
+
+def _requires(program: Node) -> list[sz.Expr]:
+    out = []
+    for n in topological(program):
+        if isinstance(n, ShapeOp):
+            r = n.index_map().requires
+            if r != sz.TRUE:
+                out.append(r)
+    return out
+
+
+def strategy(plan) -> str:
+    return {StreamPlan: "stream", CoiterPlan: "coiterate", ContractPlan: "contract",
+            DensePlan: "dense"}[type(plan)]
+
+
+class StageKernel:
+    """``program`` computed into ``fmt`` by ``plan``; ``what`` names the result in errors
+    ("the result", "the temporary t0 = ...")."""
+
+    def __init__(self, program: Node, fmt: Format, plan, *, what: str = "the result",
+                 extra_requires: tuple[sz.Expr, ...] = ()):
+        self.program, self.fmt, self.plan, self.what = program, fmt, plan, what
+        self.strategy = strategy(plan)
+        self.inputs = [n for n in topological(program) if isinstance(n, Input)]
+        self.requires = _requires(program) + list(extra_requires)
+        self.reduction = plan.reduction
+        self._rows_skipped = isinstance(plan, StreamPlan) and plan.loop == "row" and \
+            _rows_skipped(plan, program, fmt)
+        self._contract_sparse = isinstance(plan, ContractPlan) and not fmt.is_dense
+        self._counts = self._rows_skipped or self._contract_sparse
+        if isinstance(plan, ContractPlan):
+            self._columns_fn = sz.python_function((contract_sizes(plan)[1],))
+        self._shape_fn = sz.python_function(tuple(program.shape))
+        # every node's element count: kernels compute coordinates in int64
+        self._extents_fn = sz.python_function(tuple(
+            sz.product(n.shape) for n in topological(program) if n.ndim))
+        red = self.reduction
+        self._extent_fn = sz.python_function(
+            (sz.product(red.node.arg.shape[d] for d in red.node.axes),) if red else ())
+        self._requires_fn = sz.python_function(tuple(self.requires))
+        self._free_extents = [sz.python_function(tuple(size for _, size in piece.free))
+                              for piece in plan.pieces]
+        self._variants: dict[tuple, tuple[str, list, Any]] = {}
+        self._lock = threading.Lock()
+
+    # --- source ---------------------------------------------------------------------------
+    def source(self, index_dtypes: dict[str, dict[str, np.dtype]], out_index: str):
+        """(Cython text, parameters of ``run``) for these index dtypes."""
+        p, program = self.plan, self.program
+        low = Lowering(index_dtypes)
+        low.sizes(program)
+        asm = self._assembler(out_index)
+        sparse = [i for i in self.inputs if not i.format.is_dense]
+        checked = [(leaf, low.leaf(leaf).pos[1]) for leaf in sparse
+                   if leaf.format.kinds == ("full", "pos")]
+        flag = rows_first(low.b, low.sites, checked)
+        guard = low.b.if_(Bin("==", flag, Lit("0"))) if flag is not None else None
+        if guard is not None:
+            guard.__enter__()
+        asm.row_driven = (isinstance(p, StreamPlan) and p.loop == "row") or (
+            isinstance(p, CoiterPlan) and p.mode == "row" and not p.lattice.universe) or \
+            isinstance(p, ContractPlan)
+        asm.prologue(low)
+        values = Values(low.b, low.dense)
+        if isinstance(p, DensePlan):
+            lower_dense(low, program, asm)
+        elif isinstance(p, CoiterPlan):
+            lower_coiter(low, p, asm)
+        elif isinstance(p, ContractPlan):
+            lower_contract(low, p, asm, self.fmt, program)
+        elif p.loop == "bulk":
+            lower_bulk(low, p.pieces, self.fmt, asm)
+        elif p.loop == "row":
+            lower_rows(low, p.pieces, self.fmt.mode_order, program.shape, asm, values)
+        else:
+            lower_pieces(low, p.pieces, asm, values)
+        asm.epilogue(low)
+        if guard is not None:
+            guard.__exit__(None, None, None)
+        run = low.function("run", asm.returns)
+        functions = [run]
+        helpers: tuple[str, ...] = ()
+        if self._counts:  # the exact entry count, for right-sized outputs
+            cl = Lowering(index_dtypes, sites=low.sites)
+            cl.sizes(program)
+            if isinstance(p, ContractPlan):
+                total = lower_contract_count(cl, p)
+            else:
+                total = lower_row_count(cl, p.pieces, self.fmt.mode_order, program.shape)
+            functions.append(cl.function("count", (total,)))
+        if isinstance(p, ContractPlan) and not isinstance(asm, DenseOut):
+            helpers = (SORT_HELPER,)
+        notes = [f"Strategy: {p.describe()}; {asm.note}."]
+        if p.finite:
+            notes.append("Valid when " + ", ".join(i.name for i in p.finite) + " are finite "
+                         "(0 * inf is nan); the runtime checks and otherwise runs the exact "
+                         "variant.")
+        notes += getattr(self, "stage_notes", [])
+        src = render_module(title=f"{self.strategy} -> {self.fmt}",
+                            program_text=show_program(program), notes=notes,
+                            functions=functions, sites=tuple(low.sites.table),
+                            helpers=helpers)
+        return src, functions
+
+    def _assembler(self, out_index: str):
+        p, program, fmt = self.plan, self.program, self.fmt
+        if p.assembly == "dense" or isinstance(p, DensePlan):
+            return DenseOut(program.shape, program.dtype)
+        if p.assembly == "accumulate":
+            return DenseOut(program.shape, program.dtype, monoid=self.reduction.monoid)
+        if p.assembly == "append":
+            return AppendOut(fmt, program.shape, program.dtype, out_index)
+        if p.assembly == "scatter":
+            return ScatterOut(fmt, program.shape, program.dtype, out_index)
+        return BufferOut(fmt, program.shape, program.dtype, out_index,
+                         bucket=p.assembly == "bucket")
+
+    # --- call -----------------------------------------------------------------------------
+    def __call__(self, values: dict[str, Any], library: str = "scipy",
+                 env: dict[str, int] | None = None):
+        env = self.bind(values, env)
+        p = self.plan
+        prepared: dict[str, dict[str, np.ndarray]] = {}
+        index_dtypes: dict[str, dict[str, np.dtype]] = {}
+        for inp in self.inputs:
+            if inp.format.is_dense:
+                prepared[inp.name] = {"dense": runtime.dense_operand(values[inp.name],
+                                                                     inp.dtype, inp.name)}
+            else:
+                levels = runtime.sparse_levels(values[inp.name], inp, inp.name,
+                                               rows_in_kernel=True)
+                prepared[inp.name] = levels
+                index_dtypes[inp.name] = {k: v.dtype for k, v in levels.items() if k != "val"}
+        for inp in p.finite:
+            arrs = prepared[inp.name]
+            data = arrs["dense"] if "dense" in arrs else _stored(arrs, inp)
+            if not np.all(np.isfinite(data)):
+                raise NotFinite(inp.name)
+        capacity = 0
+        for piece, extent in zip(p.pieces, self._free_extents):
+            arrs = prepared[piece.leaf.name]
+            n = arrs["dense"].size if "dense" in arrs else int(arrs["val"].shape[0])
+            for f in extent(env):
+                n *= f
+            capacity += n
+        out_shape = self._shape_fn(env)
+        big = max(out_shape + (capacity,), default=0) > _INT32_MAX
+        out_index = "int64" if big else "int32"
+        key = (tuple((name, tuple(d.items())) for name, d in index_dtypes.items()), out_index)
+        src, functions, module = self._variant(key, index_dtypes, out_index)
+        scratch = self._scratch(env)
+        if self._contract_sparse or (self._rows_skipped and capacity > _EXACT_CAPACITY_ABOVE):
+            # a row loop may skip rows (a strided slice keeps a quarter of its entries), a
+            # product's size is unknown: size the outputs exactly (peak memory)
+            count = functions[1]
+            total = module.count(*[self._arg(a, prepared, scratch, env) for a in count.params])
+            capacity = total if self._contract_sparse else max(0, min(capacity, total))
+            if capacity > _INT32_MAX and out_index == "int32":
+                out_index = "int64"
+                key = (key[0], out_index)
+                src, functions, module = self._variant(key, index_dtypes, out_index)
+        run = functions[0]
+        outputs = self._allocate(out_shape, capacity, out_index)
+        outputs.update(scratch)
+        argv = [self._arg(a, prepared, outputs, env) for a in run.params]
+        result = module.run(*argv)
+        return self._finish(result, outputs, out_shape, out_index, library, env)
+
+    def bind(self, values, env: dict[str, int] | None = None) -> dict[str, int]:
+        """Sizes from the inputs' shapes (extending ``env``, the sizes an earlier stage
+        bound), then int64 extents and preconditions checked."""
+        env = bind_sizes(self.inputs, values, dict(env or {}))
+        if any(e > _INT64_MAX for e in self._extents_fn(env)):
+            raise InvalidData(f"sizes {env} make an array of more than 2**63 - 1 elements; "
+                              f"coordinates would overflow int64")
+        if self.requires and not all(self._requires_fn(env)):
+            raise InvalidData(f"a precondition of the program fails for sizes {env}: "
+                              f"{' and '.join(map(str, self.requires))}")
+        return env
+
+    def _variant(self, key, index_dtypes, out_index):
+        hit = self._variants.get(key)
+        if hit is not None:
+            return hit
+        with self._lock:
+            hit = self._variants.get(key)
+            if hit is None:
+                from sparsefold.compiler.build import load_module
+                src, functions = self.source(index_dtypes, out_index)
+                hit = (src, functions, load_module(src, name_hint=self.strategy))
+                self._variants[key] = hit
+            return hit
+
+    def _scratch(self, env) -> dict[str, np.ndarray]:
+        """Work arrays that are not part of the result (a contraction's row workspace)."""
+        if not isinstance(self.plan, ContractPlan) or self.fmt.is_dense:
+            return {}
+        (columns,) = self._columns_fn(env)
+        specs = Workspace.scratch(columns, self.plan.reduction.node.dtype)
+        return self._arrays(specs, "a row workspace")
+
+    def _arrays(self, specs: dict, what: str) -> dict[str, np.ndarray]:
+        total = sum(int(np.prod(s)) * np.dtype(t).itemsize for s, t, _ in specs.values())
+        limit = memory_limit()
+        if total > limit:
+            raise TooLarge(f"{what} of {self.what} needs {_bytes(total)}, more than this "
+                           f"machine's {_bytes(limit)}")
+        try:
+            return {part: np.empty(s, dtype=t) if init is None else np.full(s, init, dtype=t)
+                    for part, (s, t, init) in specs.items()}
+        except MemoryError:
+            raise TooLarge(f"{what} of {self.what}: allocating {_bytes(total)} "
+                           f"failed") from None
+
+    def _allocate(self, shape, capacity, out_index) -> dict[str, np.ndarray]:
+        """Every output array ``run`` writes, sized for this call by its assembler;
+        checked against the memory limit before anything is allocated."""
+        specs = self._assembler(out_index).allocation(tuple(shape), capacity)
+        total = sum(int(np.prod(s)) * np.dtype(t).itemsize for s, t, _ in specs.values())
+        limit = memory_limit()
+        if total > limit:
+            raise TooLarge(
+                f"{self.what} ({self.program.dtype}{tuple(shape)}) needs {_bytes(total)} of "
+                f"output arrays, more than this machine's {_bytes(limit)}; for a result this "
+                f"large use a sparse output format, or split the work")
+        out = {}
+        try:
+            for part, (s, t, init) in specs.items():
+                out[part] = np.empty(s, dtype=t) if init is None else np.full(s, init, dtype=t)
+        except MemoryError:
+            raise TooLarge(f"{self.what} ({self.program.dtype}{tuple(shape)}): allocating "
+                           f"{_bytes(total)} of output arrays failed") from None
+        return out
+
+    @staticmethod
+    def _arg(a, prepared, outputs, env):
+        kind = a.source[0]
+        if kind == "size":
+            return int(env[a.source[1]])
+        if kind == "stride":
+            arr = prepared[a.source[1]]["dense"]
+            return arr.strides[a.source[2]] // arr.itemsize
+        if kind == "dense":
+            return prepared[a.source[1]]["dense"].ctypes.data
+        if kind == "input":
+            return prepared[a.source[1]][a.source[2]]
+        if kind == "out":
+            return outputs[a.source[1]]
+        raise InternalError(f"unknown kernel parameter source {a.source}")
+
+    def _finish(self, result, outputs, shape, out_index, library, env):
+        a = self.plan.assembly
+        if a in ("dense", "accumulate"):
+            dense = outputs["val"]
+            if "cnt" in outputs:  # cells that also cover implicit zeros meet a 0
+                (extent,) = self._extent_fn(env)  # this call's sizes: kernels are shared
+                combine_zero(self.reduction.monoid, dense, outputs["cnt"] < extent)
+            return from_dense(dense, self.fmt, library)
+        n, m = result
+        if a in ("sort", "bucket"):
+            val = outputs["val"][:n]
+            crds = [outputs[f"crd{d}"][:n] for d in range(len(shape))]
+            if a == "bucket":  # proved: in order within each outer coordinate
+                order = np.argsort(crds[0], kind="stable")
+            else:
+                order = np.lexsort(crds[::-1]) if n > 1 else np.arange(n)
+            val = val[order]
+            crds = [c[order] for c in crds]
+            return wrap(self.fmt, shape, val, compress(crds, self.fmt, shape, out_index),
+                        library)
+        # outputs were allocated for an upper bound of entries: give the rest back
+        val = trim(outputs["val"], n)
+        if a == "scatter":
+            arrays = {"pos1": outputs["pos1"], "crd1": trim(outputs["crd1"], n)}
+            if "crd0" in outputs:
+                arrays = {"crd0": trim(outputs["crd0"], n), "crd1": arrays["crd1"]}
+        else:
+            arrays = {k: v for k, v in outputs.items() if k != "val"}
+            if self.fmt.kinds == ("pos", "pos"):
+                arrays.update(crd0=trim(arrays["crd0"], m), pos1=trim(arrays["pos1"], m + 1),
+                              crd1=trim(arrays["crd1"], n))
+            else:
+                arrays = {k: (trim(v, n) if k.startswith("crd") else v)
+                          for k, v in arrays.items()}
+        return wrap(self.fmt, shape, val, arrays, library)
+
+
+def bind_sizes(inputs, values, env: dict[str, int]) -> dict[str, int]:
+    """Size symbols bound by matching each input's declared shape with its array's; a
+    symbol bound twice must agree; a size expression is checked once all are bound."""
+    derived = []
+    for inp in inputs:
+        if inp.name not in values:
+            raise InvalidData(f"no array was given for input {inp.name!r}")
+        shape = tuple(values[inp.name].shape)
+        if len(shape) != inp.ndim:
+            raise InvalidData(f"input {inp.name!r}: expected {inp.ndim}-d, found {shape}")
+        for declared, n in zip(inp.shape, shape):
+            if n < 0:
+                raise InvalidData(f"input {inp.name!r}: negative size in shape {shape}")
+            if isinstance(declared, sz.Sym):
+                if env.setdefault(declared.name, n) != n:
+                    raise InvalidData(f"size {declared.name} is {env[declared.name]} "
+                                      f"elsewhere but {n} in input {inp.name!r}")
+            elif isinstance(declared, sz.Const):
+                if declared.value != n:
+                    raise InvalidData(f"input {inp.name!r}: expected shape "
+                                      f"{tuple(map(str, inp.shape))}, found {shape}")
+            else:  # a size expression: checked once every symbol is bound
+                derived.append((inp, declared, n, shape))
+    for inp, declared, n, shape in derived:
+        if int(sz.evaluate(declared, env)) != n:
+            raise InvalidData(f"input {inp.name!r}: expected shape "
+                              f"{tuple(map(str, inp.shape))}, found {shape}")
+    return env
+
+
+def _stored(arrs: dict[str, np.ndarray], leaf: Input) -> np.ndarray:
+    """The values a sparse input stores (its ``val`` may have an unread tail)."""
+    kinds = leaf.format.kinds
+    if kinds == ("full", "pos"):
+        return arrs["val"][:int(arrs["pos1"][-1])]
+    if kinds and kinds[0] == "pos" and "pos0" in arrs:
+        return arrs["val"][:int(arrs["pos0"][-1])]
+    return arrs["val"]
+
+
+def _bytes(n: int) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n < 1024 or unit == "PiB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} bytes"  # pragma: no cover
+
+
+def _rows_skipped(plan: StreamPlan, program: Node, fmt: Format) -> bool:
+    """Might a row-driven plan leave source rows unread (a row guard, or a piece whose leaf
+    has another number of rows than the output)? Then the entry bound (all stored entries)
+    can be far above what is written, and the kernel counts first."""
+    row = f"_k{fmt.mode_order[0]}"
+    for piece in plan.pieces:
+        rows = piece.leaf.shape[piece.leaf.format.mode_order[0]]
+        if not sz.definitely_equal(rows, program.shape[fmt.mode_order[0]]) or \
+                row_guards(piece, row):
+            return True
+    return False
+

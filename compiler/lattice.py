@@ -1,0 +1,132 @@
+"""Merge lattices: which sparse operands must be present for an expression to be nonzero
+(TACO's iteration lattices, Kjolstad et al. 2017; DESIGN §3.2).
+
+An elementwise expression ``E`` over sparse operands ``x_0 .. x_n`` (views, ``views.py``)
+and located operands (dense arrays, literals) is nonzero only inside a *region* built from
+the operands' stored coordinates. A lattice is a set of *points*, each a set of operands;
+a point stands for the coordinates where all its operands are present, and the region is
+the union of the points. Only the minimal points matter, and they are all we keep.
+
+* an operand ``x``: ``{{x}}``;
+* a located subtree (no sparse input below): ``{∅}`` — it may be nonzero anywhere;
+* ``f(a_1 .. a_k)`` where ``f`` *annihilates* at position ``p`` (``f(.., 0 at p, ..) == 0``
+  whatever the others are): the region lies inside ``a_p``'s, so the lattice is the
+  pairwise union of the annihilating arguments' points (intersection: ``a * b`` gives
+  ``{{a, b}}``);
+* otherwise, when ``f`` is 0 wherever all its sparse arguments are 0: the union of the
+  arguments' lattices (``a + b`` gives ``{{a}, {b}}``); ``(a + b) * c`` gives
+  ``{{a, c}, {b, c}}``;
+* otherwise (``a + 1``, ``a + x`` with ``x`` dense, ``a == 0``): ``{∅}``, the *universe* —
+  the expression is dense-valued and the lowering iterates every coordinate.
+
+Zero algebra comes from ``spec`` (``annihilates``, and the function evaluated at zeros with
+the literal arguments it actually has). For floats, annihilation holds only when the other
+operands are finite (``0 * nan`` is ``nan``): :func:`build` records the inputs whose
+finiteness the lattice relies on, and an *exact* lattice (``exact=True``) uses no
+annihilation that needs finiteness; the runtime checks and falls back to it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from sparsefold.spec.compute import Input, Literal, Map
+from sparsefold.spec.ir import Node
+from sparsefold.spec.printer import topological
+
+__all__ = ["Lattice", "build", "zero_where"]
+
+Point = frozenset
+
+
+@dataclass(frozen=True)
+class Lattice:
+    """Minimal points (frozensets of operand numbers); ``universe`` when the empty point is
+    one of them (every coordinate may be nonzero)."""
+
+    points: tuple[frozenset[int], ...]
+    finite: tuple[Input, ...] = ()   # inputs whose finiteness the lattice relies on
+
+    @property
+    def universe(self) -> bool:
+        return frozenset() in self.points
+
+    def describe(self, names: list[str]) -> str:
+        if self.universe:
+            return "every coordinate (dense-valued)"
+        parts = [" & ".join(names[o] for o in sorted(p)) for p in self.points]
+        return " | ".join(f"({p})" if "&" in p and len(parts) > 1 else p for p in parts)
+
+
+def _minimal(points: set[frozenset]) -> tuple[frozenset, ...]:
+    keep = [p for p in points if not any(q < p for q in points)]
+    return tuple(sorted(set(keep), key=lambda p: (len(p), sorted(p))))
+
+
+def zero_where(node: Map, zero_positions: set[int]) -> bool:
+    """``f`` is 0 whenever its arguments at ``zero_positions`` are 0 and the others take the
+    values they can take here: decided exactly when every other argument is a literal (the
+    function evaluated at those values), else only through ``annihilates``."""
+    fn = node.fn
+    if any(p in fn.annihilates for p in zero_positions):
+        return True
+    others = [d for d in range(len(node.args)) if d not in zero_positions]
+    if not all(isinstance(node.args[d], Literal) for d in others):
+        return False
+    return _zero_at(node, zero_positions)
+
+
+def _zero_at(node: Map, zero_positions: set[int]) -> bool:
+    """The function at zeros (of the argument dtypes) and its literal arguments is 0."""
+    vals = [np.zeros((), a.dtype) if d in zero_positions else
+            (a.value if a.weak else np.asarray(a.value, a.dtype))
+            for d, a in enumerate(node.args)]
+    with np.errstate(all="ignore"):
+        out = node.fn.impl(*vals)
+    return bool(np.all(np.asarray(out) == 0))
+
+
+def build(root: Node, operands: dict[Node, int], *, exact: bool = False) -> Lattice:
+    """The lattice of ``root``; ``operands`` numbers the sparse operands (their nodes)."""
+    finite: list[Input] = []
+
+    def visit(node: Node) -> set[frozenset]:
+        if node in operands:
+            return {Point({operands[node]})}
+        if not isinstance(node, Map):
+            return {Point()}  # located: may be nonzero anywhere
+        subs = [visit(a) for a in node.args]
+        sparse = {d for d, s in enumerate(subs) if s != {Point()}}
+        fn = node.fn
+        floats = node.dtype.kind in "fc" or any(a.dtype.kind in "fc" for a in node.args)
+        usable = () if (exact and fn.annihilation_needs_finite and floats) else fn.annihilates
+        annihilating = [d for d in sparse if d in usable]
+        if annihilating:
+            points = {Point()}
+            for d in annihilating:
+                points = {p | q for p in points for q in subs[d]}
+            if fn.annihilation_needs_finite and floats:
+                for d, a in enumerate(node.args):
+                    if d not in annihilating or len(annihilating) > 1:
+                        finite.extend(n for n in topological(a)
+                                      if isinstance(n, Input) and n.dtype.kind in "fc")
+            return points
+        if sparse:
+            if exact and floats and fn.annihilation_needs_finite:
+                # no annihilation: only an exact evaluation at the literals it has
+                others = [d for d in range(len(node.args)) if d not in sparse]
+                zero = all(isinstance(node.args[d], Literal) for d in others) and \
+                    _zero_at(node, sparse)
+            else:
+                zero = zero_where(node, sparse)
+            if zero:
+                points = set()
+                for d in sparse:
+                    points |= subs[d]
+                return points
+        return {Point()}
+
+    points = _minimal(visit(root))
+    return Lattice(points, tuple(dict.fromkeys(finite)))

@@ -1,0 +1,341 @@
+"""Lowering co-iteration to loop IR: any number of sparse operands, driven by a merge
+lattice (``lattice.py``; DESIGN §3.2–3.3).
+
+One loop serves every lattice. Each piece of each operand has a cursor (``cursors.py``);
+per iteration the loop
+
+1. settles the cursors that moved (each cursor's settle code appears once),
+2. stops when no lattice point can still be met (every point has an operand whose cursors
+   are all done),
+3. takes the smallest key ``k`` among the cursors; an operand is *here* when one of its
+   cursors sits on ``k`` (an operand's pieces are disjoint, so at most one does),
+4. when the operands here contain a lattice point, evaluates the expression — operands not
+   here read as 0 — and hands the value to the output,
+5. steps the cursors that sat on ``k``.
+
+Every iteration steps at least one cursor, so the loop ends after at most the operands'
+stored entries (times broadcast extents). Keys increase for every cursor — proved by the
+planner — so each output coordinate is produced once, in order. Intersections skip, unions
+fill with zeros; ``a * b + c`` works the same way as ``a + b``.
+
+A *universe* lattice (``a + 1``: nonzero where nothing is stored) visits every coordinate
+of the space in row-major order, the cursors following along (an operand is here when its
+key equals the current coordinate): memory is the dense output alone, and no sparse input
+is densified.
+
+Reductions accumulate in a register where the output cell is fixed across the inner loop
+(the row of ``sum(a * b, axis=1)``, the scalar of ``sum(a * b)``), else into the output.
+"""
+
+from __future__ import annotations
+
+from sparsefold.compiler.cnames import ctype
+from sparsefold.compiler.cursors import END, FlatCursor, RowCursor, linear_key
+from sparsefold.compiler.loops import BOOL, INT, Bin, Expr, Lit, Not, Var
+from sparsefold.compiler.lowering import Lowering
+from sparsefold.compiler.outputs import Assembler, DenseOut
+from sparsefold.compiler.plans import CoiterPlan
+from sparsefold.compiler.values import Values, convert, index, monoid_combine
+from sparsefold.spec import sizes as sz
+
+__all__ = ["lower_coiter"]
+
+
+def _tag(n: int) -> str:
+    """Cursor names: a, b, c, ... (then x26, x27, ...)."""
+    return chr(ord("a") + n) if n < 26 else f"x{n}"
+
+
+def _any(terms: list[Expr]) -> Expr:
+    out = terms[0]
+    for t in terms[1:]:
+        out = Bin("or", out, t)
+    return out
+
+
+def _all(terms: list[Expr]) -> Expr:
+    out = terms[0]
+    for t in terms[1:]:
+        out = Bin("and", out, t)
+    return out
+
+
+class _Coiteration:
+    def __init__(self, low: Lowering, plan: CoiterPlan, asm: Assembler):
+        self.low, self.plan, self.asm = low, plan, asm
+        self.values = Values(low.b, low.dense)
+        self.space = plan.space
+        self.ndim = len(plan.space)
+        self.cursors: list[list] = []  # per operand, its cursors
+
+    # --- pieces -----------------------------------------------------------------------
+    def make_cursors(self, row: bool) -> None:
+        order, space = self.plan.order, self.space
+        for n, operand in enumerate(self.plan.operands):
+            cs = []
+            for m, piece in enumerate(operand.pieces):
+                tag = _tag(n) + (str(m) if len(operand.pieces) > 1 else "")
+                if row:
+                    cs.append(RowCursor(self.low, piece, tag, order, self.values))
+                else:
+                    cs.append(FlatCursor(self.low, piece, tag,
+                                         lambda coords: linear_key(coords, space, order),
+                                         self.values))
+            self.cursors.append(cs)
+
+    def all_cursors(self):
+        return [c for cs in self.cursors for c in cs]
+
+    def alive(self, n: int) -> Expr:
+        return _any([Bin("!=", c.key, END) for c in self.cursors[n]])
+
+    def continuing(self) -> Expr:
+        return _any([_all([self.alive(o) for o in sorted(p)]) for p in self.plan.lattice.points])
+
+    # --- the value at the current coordinate -------------------------------------------
+    def operand_values(self, here: dict) -> dict:
+        """Each operand's value: its cursor's where one is here, else 0."""
+        b = self.low.b
+        known = {}
+        for n, operand in enumerate(self.plan.operands):
+            v = b.fresh(f"x{n}", ctype(operand.node.dtype))
+            b.assign(v, convert(Lit("0"), operand.node.dtype))
+            for k, c in enumerate(self.cursors[n]):
+                with (b.if_(here[c]) if k == 0 else b.elif_(here[c])):
+                    b.assign(v, convert(c.value(), operand.node.dtype))
+            known[operand.node] = v
+        return known
+
+    def evaluate(self, known: dict, coords: tuple[Expr, ...]) -> Expr:
+        self.values.known = known
+        v = self.values.value(self.plan.root, coords)
+        self.values.known = {}
+        return v
+
+
+def lower_coiter(low: Lowering, plan: CoiterPlan, asm: Assembler) -> None:
+    co = _Coiteration(low, plan, asm)
+    if plan.lattice.universe:
+        _universe(co)
+    elif plan.mode == "row":
+        _rows(co)
+    else:
+        _flat(co)
+
+
+# --- flat: cursors over whole leaves, keys linearized in the iteration order ----------------
+
+def _flat(co: _Coiteration) -> None:
+    low, plan, b = co.low, co.plan, co.low.b
+    co.make_cursors(row=False)
+    acc = _Accumulator.make(co, scope="all")
+    names = [o.name for o in plan.operands]
+    with b.block(f"co-iteration of {', '.join(names)} over "
+                 f"{plan.lattice.describe(names)}: one cursor per piece, keys in "
+                 f"storage order (proved); the smallest key is visited next"):
+        for c in co.all_cursors():
+            c.init()
+        k = b.fresh("k")
+        if acc:
+            acc.start()
+        with b.while_(Lit("True", BOOL)):
+            for c in co.all_cursors():
+                c.settle()
+            with b.if_(Not(co.continuing())):
+                b.brk()
+            _min_key(b, k, co.all_cursors())
+            here = {c: Bin("==", c.key, k) for c in co.all_cursors()}
+            _visit(co, here, acc, lambda c: tuple(c.out))
+            for c in co.all_cursors():
+                with b.if_(here[c]):
+                    c.step()
+        if acc:
+            acc.finish(tuple(Lit("0", INT) for _ in plan.space))
+
+
+def _min_key(b, k: Var, cursors) -> None:
+    b.assign(k, cursors[0].key)
+    for c in cursors[1:]:
+        with b.if_(Bin("<", c.key, k)):
+            b.assign(k, c.key)
+
+
+def _visit(co: _Coiteration, here: dict, acc, coords_of) -> None:
+    """At the current key: if the operands here meet a lattice point, evaluate and emit."""
+    b, plan = co.low.b, co.plan
+    present = {}
+    for n in range(len(plan.operands)):
+        present[n] = _any([here[c] for c in co.cursors[n]])
+    cond = _any([_all([present[o] for o in sorted(p)]) for p in plan.lattice.points])
+    with b.if_(cond):
+        # the coordinates: those of a cursor that is here
+        coords = [b.fresh(f"k{d}") for d in range(co.ndim)]
+        cursors = co.all_cursors()
+        for i, c in enumerate(cursors):
+            with (b.if_(here[c]) if i == 0 else b.elif_(here[c])):
+                for d, x in enumerate(coords_of(c)):
+                    b.assign(coords[d], x)
+        known = co.operand_values(here)
+        v = co.evaluate(known, tuple(coords))
+        _emit(co, tuple(coords), v, acc)
+
+
+def _emit(co: _Coiteration, coords: tuple[Expr, ...], v: Expr, acc) -> None:
+    plan, low = co.plan, co.low
+    if plan.reduction is None:
+        co.asm.emit(low, coords, v)
+        return
+    if acc is not None:
+        acc.add(v)
+        return
+    red = plan.reduction
+    syms = sz.in_coords(len(coords))
+    env = {s.name: c for s, c in zip(syms, coords)}
+    out = tuple(index(e, env) for e in red.out_coords(syms))
+    guard = red.chain_guard(syms)
+    if guard != sz.TRUE:
+        with low.b.if_(index(guard, env)):
+            co.asm.emit(low, out, v)
+    else:
+        co.asm.emit(low, out, v)
+
+
+class _Accumulator:
+    """A reduction's cell kept in a register: across each row (``scope="row"``: the inner
+    axis is reduced) or across the whole loop (``scope="all"``: everything is)."""
+
+    def __init__(self, co: _Coiteration, scope: str):
+        self.co, self.scope = co, scope
+        b = co.low.b
+        red = co.plan.reduction
+        self.monoid = red.monoid
+        self.dtype = red.node.dtype
+        self.acc = b.fresh("acc", ctype(self.dtype))
+        self.count = b.fresh("acc_n") if co.asm.counts else None
+
+    @staticmethod
+    def make(co: _Coiteration, scope: str):
+        red = co.plan.reduction
+        if red is None or not isinstance(co.asm, DenseOut) or red.chain_guard(
+                sz.in_coords(co.ndim)) != sz.TRUE:
+            return None
+        axes = set(red.node.axes)
+        if scope == "all" and axes == set(range(co.ndim)):
+            return _Accumulator(co, scope)
+        if scope == "row" and co.ndim == 2 and axes == {co.plan.order[1]}:
+            return _Accumulator(co, scope)
+        return None
+
+    def start(self) -> None:
+        b = self.co.low.b
+        b.assign(self.acc, self.co.asm.identity())
+        if self.count is not None:
+            b.assign(self.count, Lit("0", INT))
+
+    def add(self, v: Expr) -> None:
+        b = self.co.low.b
+        b.assign(self.acc, monoid_combine(self.monoid, self.acc, convert(v, self.dtype),
+                                          self.dtype))
+        if self.count is not None:
+            b.assign(self.count, self.count + 1)
+
+    def finish(self, coords: tuple[Expr, ...]) -> None:
+        """Combine the register into the output cell of ``coords`` (argument coordinates)."""
+        red = self.co.plan.reduction
+        syms = sz.in_coords(len(coords))
+        env = {s.name: c for s, c in zip(syms, coords)}
+        out = tuple(index(e, env) for e in red.out_coords(syms))
+        self.co.asm.combine(self.co.low, self.co.asm.cell(out), self.acc,
+                            self.count if self.count is not None else Lit("1", INT))
+
+
+# --- rows: output rows outermost, one row cursor per piece ----------------------------------
+
+def _rows(co: _Coiteration) -> None:
+    low, plan, b = co.low, co.plan, co.low.b
+    co.make_cursors(row=True)
+    acc = _Accumulator.make(co, scope="row") or _Accumulator.make(co, scope="all")
+    a, inner = plan.order
+    r, k = b.fresh("r"), b.fresh("k")
+    names = [o.name for o in plan.operands]
+    if acc is not None and acc.scope == "all":
+        acc.start()
+    with b.block(f"row-driven co-iteration of {', '.join(names)} over "
+                 f"{plan.lattice.describe(names)}: per output row, one cursor per piece "
+                 f"over its source row (inner coordinates in order, proved)"):
+        with b.loop(r, 0, index(plan.space[a])):
+            for c in co.all_cursors():
+                c.init(r)
+            if acc is not None and acc.scope == "row":
+                acc.start()
+            with b.while_(Lit("True", BOOL)):
+                for c in co.all_cursors():
+                    c.settle()
+                with b.if_(Not(co.continuing())):
+                    b.brk()
+                _min_key(b, k, co.all_cursors())
+                here = {c: Bin("==", c.key, k) for c in co.all_cursors()}
+
+                def coords_of(c, r=r, k=k):
+                    out = [None, None]
+                    out[a], out[inner] = r, k
+                    return tuple(out)
+                _visit(co, here, acc, coords_of)
+                for c in co.all_cursors():
+                    with b.if_(here[c]):
+                        c.step()
+            if acc is not None and acc.scope == "row":
+                coords = [None, None]
+                coords[a], coords[inner] = r, Lit("0", INT)
+                acc.finish(tuple(coords))
+            co.asm.end_row(low, r)
+    if acc is not None and acc.scope == "all":
+        acc.finish(tuple(Lit("0", INT) for _ in plan.space))
+
+
+# --- universe: every coordinate, cursors following ------------------------------------------
+
+def _universe(co: _Coiteration) -> None:
+    """Dense-valued expressions: every coordinate of the space in row-major order; each
+    cursor is here when its key equals the current coordinate."""
+    low, plan, b = co.low, co.plan, co.low.b
+    row = plan.mode == "row"
+    co.make_cursors(row=row)
+    names = [o.name for o in plan.operands]
+    acc = _Accumulator.make(co, scope="all")
+    if acc is not None:
+        acc.start()
+    with b.block(f"every coordinate of the result (it is nonzero where {', '.join(names)} "
+                 f"store nothing); the cursors of {', '.join(names)} follow in storage "
+                 f"order (proved)"):
+        coords = [b.fresh(f"k{d}") for d in range(co.ndim)]
+        lin = None
+        if not row:
+            for c in co.all_cursors():
+                c.init()
+            lin = b.fresh("lin")
+            b.assign(lin, Lit("0", INT))
+        loops = []
+        for d in range(co.ndim):
+            cm = b.loop(coords[d], 0, index(plan.space[d]))
+            cm.__enter__()
+            loops.append(cm)
+            if row and d == 0:
+                for c in co.all_cursors():
+                    c.init(coords[0])
+        for c in co.all_cursors():
+            c.settle()
+        key = coords[-1] if row else lin
+        here = {c: Bin("==", c.key, key) for c in co.all_cursors()}
+        known = co.operand_values(here)
+        v = co.evaluate(known, tuple(coords))
+        _emit(co, tuple(coords), v, acc)
+        for c in co.all_cursors():
+            with b.if_(here[c]):
+                c.step()
+        if lin is not None:
+            b.assign(lin, lin + 1)
+        for cm in reversed(loops):
+            cm.__exit__(None, None, None)
+    if acc is not None:
+        acc.finish(tuple(Lit("0", INT) for _ in plan.space))

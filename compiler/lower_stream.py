@@ -1,0 +1,381 @@
+"""Lowering a stream — the entries of one sparse view — to loop IR (DESIGN §3.3).
+
+A stream piece (``streams.py``) is a leaf seen through forward maps. Three loop shapes:
+
+* **leaf loops** (:func:`lower_pieces`): one loop nest per piece over its leaf's levels in
+  storage order, asking each level what it can do: a full level loops ``range(N)`` (child
+  position ``p*N + i``), a ``pos``/``crd`` level loops its segment, a singleton reads one
+  coordinate at its parent's position. Guard conjuncts are tested at the outermost loop
+  where their variables are bound (a row slice skips whole rows); output coordinates are
+  computed as early as possible; broadcast variables loop innermost.
+* **row loops** (:func:`lower_rows`): output rows outermost; each piece reads its source
+  row back through the backward map and copies it (a bulk copy when the row is copied
+  unchanged but for a shifted inner coordinate: hstack of CSR).
+* **bulk copies** (:func:`lower_bulk`): whole leaves copied one after another when they
+  are proved to arrive in storage order with shifted coordinates (vstack).
+
+Each entry is handed to an output assembler (``outputs.py``).
+"""
+
+from __future__ import annotations
+
+from sparsefold.compiler.bounds import copy_coordinates, read_coordinate
+from sparsefold.compiler.cnames import ctype
+from sparsefold.compiler.cursors import conjuncts
+from sparsefold.compiler.loops import (INT, Bin, Expr, Lit, Load, Memcpy, Not, Store, Var,
+                                       cast)
+from sparsefold.compiler.lowering import Lowering
+from sparsefold.compiler.outputs import AppendOut, Assembler
+from sparsefold.compiler.streams import StreamPiece
+from sparsefold.compiler.values import Values, index
+from sparsefold.spec import sizes as sz
+
+__all__ = ["lower_pieces", "lower_rows", "lower_row_count", "lower_bulk", "row_loop_applies",
+           "row_guards", "bulk_shifts", "coordinate_symbols"]
+
+
+def coordinate_symbols(e: sz.Expr) -> set[str]:
+    """The coordinate symbols (``_k*``, ``_i*``, ``_f*``) of an expression."""
+    return {s for s in sz.free_symbols(e) if s.startswith("_")}
+
+
+def _size_symbols(e: sz.Expr) -> set[str]:
+    return {s for s in sz.free_symbols(e) if not s.startswith("_")}
+
+
+class _LoopNest:
+    """The loops of one piece as they are opened: which coordinate symbols are bound, and
+    the guards and output coordinates still waiting for theirs."""
+
+    def __init__(self, low: Lowering, piece: StreamPiece):
+        self.low = low
+        self.bound: set[str] = set()
+        self.guards = conjuncts(piece.guard)
+        self.coords = list(piece.coords)
+        self.coord_vars: list[Expr | None] = [None] * len(piece.coords)
+        self.env: dict[str, Expr] = {}
+        self.in_loop = False   # inside one of this piece's loops: a guard may `continue`
+        self.opened = []       # context managers of guards opened outside any loop
+
+    def bind(self, symbol: str, var: Expr) -> None:
+        self.bound.add(symbol)
+        self.env[symbol] = var
+        self.place()
+
+    def place(self) -> None:
+        """Emit every guard and output coordinate whose variables are now all bound."""
+        b = self.low.b
+        ready = [g for g in self.guards if coordinate_symbols(g) <= self.bound]
+        for g in ready:
+            self.guards.remove(g)
+            if self.in_loop:
+                with b.if_(Not(index(g, self.env))):
+                    b.cont()
+            else:  # none of this piece's loops is open yet: guard the whole nest
+                cm = b.if_(index(g, self.env))
+                cm.__enter__()
+                self.opened.append(cm)
+        for d, c in enumerate(self.coords):
+            if self.coord_vars[d] is None and coordinate_symbols(c) <= self.bound:
+                o = b.fresh(f"o{d}")
+                b.assign(o, index(c, self.env))
+                self.coord_vars[d] = o
+
+
+class _Loops:
+    """Nested ``with`` contexts closed together."""
+
+    def __init__(self):
+        self.stack = []
+
+    def open(self, cm) -> None:
+        cm.__enter__()
+        self.stack.append(cm)
+
+    def close(self) -> None:
+        while self.stack:
+            self.stack.pop().__exit__(None, None, None)
+
+
+def lower_pieces(low: Lowering, pieces: tuple[StreamPiece, ...], asm: Assembler,
+                 values: Values) -> None:
+    """One loop nest per piece, in order, each entry handed to ``asm``. A two-pass assembler
+    (count, then place) gets the loop nests twice."""
+    b = low.b
+    for pass_no in range(asm.passes):
+        asm.begin_pass(low, pass_no)
+        for n, piece in enumerate(pieces):
+            with b.block(f"piece {n}: entries of {piece.leaf.name} ({piece.leaf.format}) in "
+                         f"storage order -> output coordinates "
+                         f"{', '.join(map(str, piece.coords))}"):
+                nest = _LoopNest(low, piece)
+                loops = _Loops()
+                nest.place()
+                value = _open_leaf_loops(low, piece, nest, loops)
+                for name, size in piece.free:
+                    var = b.fresh(name.lstrip("_"))
+                    loops.open(b.loop(var, 0, index(size, nest.env)))
+                    nest.in_loop = True
+                    nest.bind(name, var)
+                if nest.guards:
+                    raise AssertionError(f"unplaced guards {nest.guards}")
+                v = value
+                if asm.needs_value:
+                    for layer in piece.layers:
+                        coords = tuple(index(c, nest.env) for c in layer.coords)
+                        v = values.map_with(layer.node, {layer.driver: v}, coords)
+                asm.emit(low, tuple(nest.coord_vars), v)
+                loops.close()
+                for cm in reversed(nest.opened):
+                    cm.__exit__(None, None, None)
+
+
+def _open_leaf_loops(low: Lowering, piece: StreamPiece, nest: _LoopNest, loops: _Loops) -> Expr:
+    """Open the loops over a leaf's stored entries; return its value at the innermost."""
+    b, leaf = low.b, piece.leaf
+    names = sz.in_coords(leaf.ndim)
+    if leaf.format.is_dense:
+        coords = []
+        for d in range(leaf.ndim):
+            var = b.fresh(f"i{d}")
+            loops.open(b.loop(var, 0, index(leaf.shape[d])))
+            nest.in_loop = True
+            coords.append(var)
+            nest.bind(names[d].name, var)
+        v = b.fresh(f"dv_{leaf.name}", ctype(leaf.dtype))
+        b.assign(v, low.dense(leaf, tuple(coords)))
+        if leaf.ndim:
+            b.comment("a dense operand stores no zeros in a sparse result")
+            with b.if_(Bin("==", v, Lit("0"))):
+                b.cont()
+        else:  # a 0-d operand: no loop to continue, guard its single element instead
+            loops.open(b.if_(Bin("!=", v, Lit("0"))))
+        return v
+    arrays = low.leaf(leaf)
+    parent: Expr = Lit("0", INT)
+    for l, level in enumerate(leaf.format.levels):
+        mode = leaf.format.mode_order[l]
+        coord = b.fresh(f"i{mode}")
+        pos = b.fresh(f"q{l}")
+        if level.full:
+            size = index(leaf.shape[mode])
+            loops.open(b.loop(coord, 0, size))
+            nest.in_loop = True
+            b.assign(pos, coord if _is_zero(parent) else Bin("+", Bin("*", parent, size), coord))
+        elif level.has_pos:
+            p = arrays.pos[l]
+            loops.open(b.loop(pos, Load(p, parent), Load(p, parent + 1)))
+            nest.in_loop = True
+            read_coordinate(b, low.sites, leaf, l, arrays.crd[l], pos, coord)
+        else:  # singleton: one coordinate at the parent's position
+            pos = parent
+            read_coordinate(b, low.sites, leaf, l, arrays.crd[l], pos, coord)
+        nest.bind(names[mode].name, coord)
+        parent = pos
+    return Load(arrays.val, parent)
+
+
+def _is_zero(e: Expr) -> bool:
+    return isinstance(e, Lit) and e.text == "0"
+
+
+# --- row loops --------------------------------------------------------------------------------
+
+def row_loop_applies(pieces: tuple[StreamPiece, ...], out_order: tuple[int, ...]) -> bool:
+    """Can the output's outer storage coordinate drive the loop? Each leaf must have a full
+    outer level whose coordinate alone decides the output row, read back by ``backward``;
+    every piece guard must talk about the row or about the rest, never both."""
+    if len(out_order) != 2:
+        return False
+    row = f"_k{out_order[0]}"
+    for p in pieces:
+        lv = p.leaf.format.levels
+        if p.free or p.leaf.format.is_dense or len(lv) != 2 or not lv[0].full:
+            return False
+        a = p.leaf.format.mode_order[0]
+        if not coordinate_symbols(p.backward[a]) <= {row} or \
+                not coordinate_symbols(p.coords[out_order[0]]) <= {f"_i{a}"}:
+            return False
+        for g in conjuncts(p.out_guard):
+            syms = coordinate_symbols(g)
+            if row in syms and len(syms) > 1:
+                return False
+    return True
+
+
+def row_guards(piece: StreamPiece, row: str) -> list[sz.Expr]:
+    """The conjuncts of a piece's output guard that decide which output rows it owns."""
+    return [g for g in conjuncts(piece.out_guard) if row in sz.free_symbols(g)]
+
+
+def _source_row(low: Lowering, piece: StreamPiece, row: str, r: Var, loops: _Loops) -> Var:
+    """Inside the output-row loop: open the piece's row guards, then read its source row
+    back through the backward map; returns the variable holding it."""
+    b = low.b
+    for g in row_guards(piece, row):
+        loops.open(b.if_(index(g, {row: r})))
+    a = piece.leaf.format.mode_order[0]
+    src = b.fresh(f"i{a}")
+    b.assign(src, index(piece.backward[a], {row: r}))
+    return src
+
+
+def lower_rows(low: Lowering, pieces: tuple[StreamPiece, ...], out_order, out_shape,
+               asm: Assembler, values: Values) -> None:
+    """The row-driven loop: for each output row, each piece's source row (found through the
+    backward map) is copied in order. Used when the stream is ordered within a row, so the
+    output is appended in storage order (e.g. hstack of CSR: rows interleave pieces)."""
+    b = low.b
+    r = b.fresh("r")
+    row = f"_k{out_order[0]}"
+    with b.block("row-driven loop: output rows outermost; each piece contributes its source "
+                 "row (backward map), in piece order"):
+        with b.loop(r, 0, index(out_shape[out_order[0]])):
+            for n, piece in enumerate(pieces):
+                with b.block(f"piece {n}: row of {piece.leaf.name} ({piece.leaf.format})"):
+                    _row_piece(low, piece, out_order, r, row, asm, values)
+            asm.end_row(low, r)
+
+
+def _row_piece(low, piece, out_order, r, row, asm, values) -> None:
+    b, leaf = low.b, piece.leaf
+    arrays = low.leaf(leaf)
+    loops = _Loops()
+    src = _source_row(low, piece, row, r, loops)
+    a, c = leaf.format.mode_order
+    nest = _LoopNest(low, piece)
+    # forward guards on the source row alone hold by construction here: the row was read
+    # back through the backward map from an output row this piece owns
+    nest.guards = [g for g in nest.guards if not coordinate_symbols(g) <= {f"_i{a}"}]
+    nest.bind(f"_i{a}", src)
+    shift = _segment_shift(piece, nest, asm, out_order[1], f"_i{c}")
+    if shift is not None:
+        _segment_copy(low, leaf, arrays, asm, src, shift)
+        loops.close()
+        return
+    q, coord = b.fresh("q1"), b.fresh(f"i{c}")
+    loops.open(b.loop(q, Load(arrays.pos[1], src), Load(arrays.pos[1], src + 1)))
+    nest.in_loop = True
+    read_coordinate(b, low.sites, leaf, 1, arrays.crd[1], q, coord)
+    nest.bind(f"_i{c}", coord)
+    v: Expr = Load(arrays.val, q)
+    for layer in piece.layers:
+        coords = tuple(index(x, nest.env) for x in layer.coords)
+        v = values.map_with(layer.node, {layer.driver: v}, coords)
+    asm.emit(low, tuple(nest.coord_vars), v)
+    loops.close()
+
+
+def lower_row_count(low: Lowering, pieces: tuple[StreamPiece, ...], out_order,
+                    out_shape) -> Var:
+    """``total`` = the entries the row-driven loop will write: the lengths of the source rows
+    of the output rows each piece owns. O(output rows), no entry read; lets the runtime
+    allocate a strided slice's output at its size instead of its input's (``run`` checks
+    rows monotone before it writes anything; a count from a malformed ``pos`` only sizes
+    buffers that ``run`` then refuses to fill)."""
+    b = low.b
+    r, total = b.fresh("r"), b.fresh("total")
+    row = f"_k{out_order[0]}"
+    b.assign(total, Lit("0", INT))
+    with b.loop(r, 0, index(out_shape[out_order[0]])):
+        for piece in pieces:
+            loops = _Loops()
+            src = _source_row(low, piece, row, r, loops)
+            pos = low.leaf(piece.leaf).pos[1]
+            b.assign(total, Bin("+", total, Bin("-", Load(pos, src + 1), Load(pos, src))))
+            loops.close()
+    return total
+
+
+def _segment_shift(piece, nest, asm, out_axis: int, inner: str):
+    """When a piece copies its source row unchanged except for a constant shift of the inner
+    coordinate (no guard on entries, no map, same dtype), that shift; else None."""
+    if not isinstance(asm, AppendOut) or asm.kinds != ("full", "pos"):
+        return None
+    if piece.layers or nest.guards or piece.leaf.dtype != asm.dtype:
+        return None
+    c = piece.coords[out_axis]
+    shift = sz.substitute(c, {inner: 0})
+    if inner in sz.free_symbols(shift) or \
+            not sz.definitely_equal(c, sz.add(sz.Sym(inner), shift)):
+        return None
+    return shift
+
+
+def _segment_copy(low: Lowering, leaf, arrays, asm: AppendOut, src: Var, shift) -> None:
+    """Bulk copy of one source row: coordinates copied (shifted and range-checked) with the
+    values in one loop."""
+    b = low.b
+    start, count = b.fresh("seg_start"), b.fresh("seg_len")
+    b.comment("the row is copied unchanged: bulk copy (inner coordinate shifted)")
+    b.assign(start, Load(arrays.pos[1], src))
+    b.assign(count, Bin("-", Load(arrays.pos[1], src + 1), start))
+    n = asm.n
+    copy_coordinates(b, low.sites, leaf, 1, dst=asm.crd[1], dst_start=n, crd=arrays.crd[1],
+                     src_start=start, count=count, shift=index(shift),
+                     also=(lambda t: Store(asm.val, n + t, Load(arrays.val, start + t)),))
+    b.assign(n, n + count)
+
+
+# --- bulk copies ------------------------------------------------------------------------------
+
+def bulk_shifts(piece: StreamPiece, fmt, dtype) -> tuple[sz.Expr, ...] | None:
+    """When a piece copies its whole leaf — same level kinds as the output, level by level,
+    each output coordinate its leaf coordinate plus a constant shift, no guard, no map, same
+    dtype — those shifts (in storage order); else None."""
+    leaf = piece.leaf
+    kinds = fmt.kinds
+    if piece.free or piece.layers or piece.guard != sz.TRUE or leaf.dtype != dtype or \
+            leaf.format.kinds != kinds:
+        return None
+    if kinds != ("full", "pos") and not (kinds and kinds[0] == "pos" and
+                                         all(k == "one" for k in kinds[1:])):
+        return None
+    shifts = []
+    for level in range(len(kinds)):
+        c = piece.coords[fmt.mode_order[level]]
+        var = f"_i{leaf.format.mode_order[level]}"
+        shift = sz.substitute(c, {var: 0})
+        if coordinate_symbols(shift) or not sz.definitely_equal(c, sz.add(sz.Sym(var), shift)):
+            return None
+        shifts.append(shift)
+    return tuple(shifts)
+
+
+def lower_bulk(low: Lowering, pieces, fmt, asm: AppendOut) -> None:
+    """Whole leaves copied one after another (vstack of CSR or COO): values and coordinates
+    by bulk copies, row starts by one pass over the leaf's ``pos`` — the plan scipy's own
+    stack uses, valid because the pieces were proved to arrive in storage order."""
+    b, kinds, ix = low.b, fmt.kinds, asm.ix
+    count, base, t = b.fresh("seg_len"), b.fresh("seg_start"), b.fresh("t")
+    n, cur = asm.n, asm.cur
+    for k, piece in enumerate(pieces):
+        leaf = piece.leaf
+        arrays = low.leaf(leaf)
+        shifts = [index(s) for s in bulk_shifts(piece, fmt, asm.dtype)]
+        with b.block(f"piece {k}: all of {leaf.name} ({leaf.format}), coordinates shifted by "
+                     f"({', '.join(str(sz_) for sz_ in bulk_shifts(piece, fmt, asm.dtype))})"):
+            if kinds == ("full", "pos"):
+                pos = arrays.pos[1]
+                rows = index(leaf.shape[leaf.format.mode_order[0]])
+                b.assign(base, Load(pos, Lit("0", INT)))
+                b.comment("rows before this piece are empty; then this piece's row starts")
+                with b.while_(Bin("<", cur, shifts[0])):
+                    b.assign(cur, cur + 1)
+                    b.store(asm.pos[1], cur, cast(ix, n))
+                with b.loop(t, 0, rows):
+                    b.store(asm.pos[1], Bin("+", Bin("+", shifts[0], t), Lit("1", INT)),
+                            cast(ix, Bin("+", n, Bin("-", Load(pos, t + 1), base))))
+                b.assign(cur, Bin("+", shifts[0], rows))
+                b.assign(count, Bin("-", Load(pos, rows), base))
+                levels = [(1, shifts[1])]
+            else:
+                pos0 = arrays.pos[0]
+                b.assign(base, Load(pos0, Lit("0", INT)))
+                b.assign(count, Bin("-", Load(pos0, Lit("1", INT)), base))
+                levels = [(lv, shifts[lv]) for lv in range(len(kinds))]
+            b.emit(Memcpy(asm.val, n, arrays.val, base, count))
+            for lv, shift in levels:
+                copy_coordinates(b, low.sites, leaf, lv, dst=asm.crd[lv], dst_start=n,
+                                 crd=arrays.crd[lv], src_start=base, count=count, shift=shift)
+            b.assign(n, n + count)

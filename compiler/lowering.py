@@ -1,0 +1,124 @@
+"""What every lowering shares: the statement builder, the kernel's parameters and its
+in-kernel checks, and how input arrays are addressed.
+
+A sparse input's level arrays (``pos<l>``, ``crd<l>``) and values, a dense input's element-0
+address and element strides, each size symbol and each output array become parameters of
+the kernel's functions; :class:`Lowering` registers each once, in first-use order, with the
+``source`` that tells the runtime where to find it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from sparsefold.compiler.bounds import Sites
+from sparsefold.compiler.cnames import array_var, index_ctype, size_var, storage_ctype
+from sparsefold.compiler.loops import (INT, Array, Builder, Expr, Function, Lit, Load, Param,
+                                       Raise, variables, walk_stmts)
+from sparsefold.compiler.values import index
+from sparsefold.spec.compute import Input
+from sparsefold.spec.ir import Node
+from sparsefold.spec.printer import topological
+from sparsefold.spec.sizes import free_symbols
+
+__all__ = ["Lowering", "LeafArrays", "size_symbols"]
+
+
+@dataclass(frozen=True)
+class LeafArrays:
+    """The typed arrays of one sparse input: ``pos[l]``/``crd[l]`` per level (None where
+    the level has none) and ``val``."""
+
+    leaf: Input
+    pos: tuple[Array | None, ...]
+    crd: tuple[Array | None, ...]
+    val: Array
+
+
+def size_symbols(program: Node) -> list[str]:
+    """Every size symbol of the program's inputs, in first-seen order."""
+    seen: list[str] = []
+    for node in topological(program):
+        if isinstance(node, Input):
+            for n in node.shape:
+                for s in sorted(free_symbols(n)):
+                    if s not in seen:
+                        seen.append(s)
+    return seen
+
+
+@dataclass
+class Lowering:
+    """One kernel function under construction."""
+
+    index_dtypes: dict[str, dict[str, np.dtype]]
+    b: Builder = field(default_factory=Builder)
+    sites: Sites = field(default_factory=Sites)
+    params: list[Param] = field(default_factory=list)
+    _leaves: dict[str, LeafArrays] = field(default_factory=dict)
+
+    def _param(self, p: Param) -> Param:
+        for q in self.params:
+            if q.name == p.name:
+                return q
+        self.params.append(p)
+        self.b.reserve(p.name)
+        return p
+
+    def sizes(self, program: Node) -> None:
+        for s in size_symbols(program):
+            self._param(Param(size_var(s), "int", ("size", s)))
+
+    def leaf(self, leaf: Input) -> LeafArrays:
+        """The arrays of a sparse input (registered as parameters on first use)."""
+        hit = self._leaves.get(leaf.name)
+        if hit is not None:
+            return hit
+        pos, crd = [], []
+        dtypes = self.index_dtypes[leaf.name]
+        for l, level in enumerate(leaf.format.levels):
+            for part, present, out in (("pos", level.has_pos, pos), ("crd", level.has_crd, crd)):
+                if present:
+                    name = array_var(leaf.name, f"{part}{l}")
+                    ct = index_ctype(dtypes[f"{part}{l}"])
+                    out.append(self._param(Param(name, "array", ("input", leaf.name,
+                                                                 f"{part}{l}"), ct)).array)
+                else:
+                    out.append(None)
+        val = self._param(Param(array_var(leaf.name, "val"), "array",
+                                ("input", leaf.name, "val"), storage_ctype(leaf.dtype))).array
+        arrays = LeafArrays(leaf, tuple(pos), tuple(crd), val)
+        self._leaves[leaf.name] = arrays
+        return arrays
+
+    def dense(self, inp: Input, coords: tuple[Expr, ...]) -> Expr:
+        """A dense input's element at coordinates (element strides are parameters)."""
+        val = self._param(Param(array_var(inp.name, "val"), "address", ("dense", inp.name),
+                                storage_ctype(inp.dtype))).array
+        terms, uses = [], []
+        for d, c in enumerate(coords):
+            st = self._param(Param(array_var(inp.name, f"st{d}"), "int",
+                                   ("stride", inp.name, d)))
+            terms.append(f"{_atom(c)}*{st.name}")
+            uses += variables(c)
+        return Load(val, Lit(" + ".join(terms) or "0", INT, tuple(dict.fromkeys(uses))))
+
+    def out(self, part: str, ctype: str) -> Array:
+        """An output array (``val``, ``pos1``, ``crd0``, ...), written by the kernel."""
+        return self._param(Param(f"out_{part}", "array", ("out", part), ctype,
+                                 writable=True)).array
+
+    def size(self, e) -> Expr:
+        return index(e)
+
+    def function(self, name: str, returns: tuple[Expr, ...] = ()) -> Function:
+        body = self.b.finish()
+        checks = any(isinstance(s, Raise) for s in walk_stmts(body))
+        return Function(name, tuple(self.params), body, returns, checks=checks)
+
+
+def _atom(e: Expr) -> str:
+    from sparsefold.compiler.emit import render_expr
+    return render_expr(e, 10)

@@ -1,0 +1,344 @@
+"""Output assembly (DESIGN §3.5): where a kernel's entries go, as loop-IR statements.
+
+* :class:`DenseOut` — into a zeroed C-contiguous array: store, or combine with a
+  reduction's monoid (``accumulate``), optionally from a register the lowering keeps.
+* :class:`AppendOut` — append-only into a sparse format's level arrays, for entries
+  *proved* to arrive in the output's storage order. Levels are asked what they are: a full
+  level followed by a ``pos``/``crd`` level fills ``pos`` for every row as it is passed
+  (empty rows included); ``pos``/``crd`` levels append a coordinate when it changes;
+  singleton levels append one coordinate per entry.
+* :class:`ScatterOut` — count-and-scatter over the outer coordinate, for entries that arrive
+  in order only *within* each outer coordinate (proved): two passes, a prefix sum between.
+* :class:`BufferOut` — the fallback for entries in no proved order: coordinate lists the
+  runtime sorts afterwards. The kernel header says so.
+
+Capacities are upper bounds the runtime computes before the call, so appends never overflow.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sparsefold.compiler.cnames import c_literal, ctype, index_ctype, storage_ctype
+from sparsefold.compiler.loops import INT, Bin, Expr, Lit, Load, Var, cast
+from sparsefold.compiler.lowering import Lowering
+from sparsefold.compiler.values import convert, index, monoid_combine
+from sparsefold.spec import sizes as sz
+from sparsefold.spec.errors import IllFormedProgram
+from sparsefold.spec.formats import Format
+from sparsefold.spec.functions import get_monoid
+
+__all__ = ["Assembler", "DenseOut", "AppendOut", "BufferOut", "ScatterOut", "appendable"]
+
+
+def appendable(fmt: Format) -> bool:
+    """Formats :class:`AppendOut` fills: (full, pos), (pos,), (pos, pos), (pos, one...)."""
+    kinds = fmt.kinds
+    return kinds in (("full", "pos"), ("pos",), ("pos", "pos")) or bool(
+        kinds and kinds[0] == "pos" and all(k == "one" for k in kinds[1:]))
+
+
+class Assembler:
+    note = ""
+    returns: tuple[Expr, ...] = (Lit("0", INT),)
+    passes = 1
+    needs_value = True
+    row_driven = False
+
+    def begin_pass(self, low: Lowering, pass_no: int) -> None:
+        """Called before each pass over the entries (two-pass assemblers switch mode)."""
+
+    def allocation(self, shape: tuple[int, ...], capacity: int) -> dict[str, tuple]:
+        """The output arrays ``run`` writes, for concrete sizes: part -> (shape, dtype,
+        initial value or None)."""
+        raise NotImplementedError
+
+    def prologue(self, low: Lowering) -> None: ...
+    def emit(self, low: Lowering, coords: tuple[Expr, ...], value: Expr) -> None: ...
+    def end_row(self, low: Lowering, r: Expr) -> None: ...
+    def epilogue(self, low: Lowering) -> None: ...
+
+
+_INDEX = {"int32_t": "int32", "int64_t": "int64"}
+
+
+def _linear(coords, shape) -> Expr:
+    lin: Expr | None = None
+    for c, n in zip(coords, shape):
+        lin = c if lin is None else Bin("+", Bin("*", lin, index(n)), c)
+    return lin if lin is not None else Lit("0", INT)
+
+
+class DenseOut(Assembler):
+    """``out[lin(coords)] = value``, or combined with a reduction's monoid.
+
+    For a reduction the runtime initializes ``out`` with the monoid's identity; every
+    monoid but ``sum`` and ``any`` also counts the stored entries reaching each cell
+    (``out_cnt``), so that the runtime can combine cells that also cover implicit zeros
+    with 0 (the max of a row with an unstored entry is at least 0; its product is 0)."""
+
+    def __init__(self, shape: tuple[sz.Expr, ...], dtype, *, monoid: str | None = None):
+        self.shape, self.dtype, self.monoid = shape, np.dtype(dtype), monoid
+        self.counts = monoid not in (None, "sum", "any")
+        self.note = (f"Output: dense, each entry combined with {monoid}" if monoid
+                     else "Output: dense, each entry written once")
+
+    def prologue(self, low):
+        self.val = low.out("val", storage_ctype(self.dtype))
+        self.cnt = low.out("cnt", INT) if self.counts else None
+
+    def allocation(self, shape, capacity):
+        init = 0 if self.monoid is None else start_value(self.monoid, self.dtype)
+        out = {"val": (tuple(shape), self.dtype, init)}
+        if self.counts:
+            out["cnt"] = (tuple(shape), np.dtype(np.int64), 0)
+        return out
+
+    def cell(self, coords) -> Expr:
+        return _linear(coords, self.shape)
+
+    def emit(self, low, coords, value):
+        lin = self.cell(coords)
+        if self.monoid is None:
+            low.b.store(self.val, lin, convert(value, self.dtype))
+            return
+        self.combine(low, lin, value, Lit("1", INT))
+
+    def combine(self, low, lin: Expr, value: Expr, count: Expr) -> None:
+        """``out[lin] = out[lin] ⊕ value`` and ``cnt[lin] += count``."""
+        if not isinstance(lin, Var) and not isinstance(lin, Lit):
+            cell = low.b.fresh("cell")
+            low.b.assign(cell, lin)
+            lin = cell
+        if self.cnt is not None:
+            low.b.store(self.cnt, lin, Bin("+", Load(self.cnt, lin), count))
+        low.b.store(self.val, lin, monoid_combine(self.monoid, Load(self.val, lin),
+                                                  convert(value, self.dtype), self.dtype))
+
+    def identity(self) -> Lit:
+        """The register start value of a reduction over stored entries."""
+        return Lit(c_literal(start_value(self.monoid, self.dtype), self.dtype),
+                   ctype(self.dtype))
+
+
+def start_value(monoid: str, dt: np.dtype):
+    """The start value of a reduction over stored entries (max/min: the dtype's extreme,
+    so the first entry wins; the runtime combines with 0 where entries are missing)."""
+    m = get_monoid(monoid)
+    if m.identity is not None:
+        return m.identity
+    dt = np.dtype(dt)
+    if dt.kind == "b":
+        return monoid == "min"
+    if dt.kind == "f":
+        return -np.inf if monoid == "max" else np.inf
+    info = np.iinfo(dt)
+    return info.min if monoid == "max" else info.max
+
+
+__all__.append("start_value")
+
+
+class AppendOut(Assembler):
+    """Append-only assembly into ``fmt`` (entries arrive in storage order, no duplicates)."""
+
+    def __init__(self, fmt: Format, shape, dtype, index_dtype: str):
+        if not appendable(fmt):
+            raise IllFormedProgram(f"not supported yet by the compiler: output format {fmt}")
+        self.fmt, self.shape, self.dtype = fmt, shape, np.dtype(dtype)
+        self.ix = index_ctype(index_dtype)
+        self.kinds = fmt.kinds
+        self.note = (f"Output: {fmt}, appended in storage order (order proved for every "
+                     f"piece; no sort needed)")
+        self.n, self.m, self.cur = Var("n"), Var("m"), Var("cur")
+        self.returns = (self.n, self.m)
+
+    def prologue(self, low):
+        b = low.b
+        for v in (self.n, self.m, self.cur):
+            b.reserve(v.name)
+        self.crd = {l: low.out(f"crd{l}", self.ix) for l, k in enumerate(self.kinds)
+                    if k != "full"}
+        self.pos = {l: low.out(f"pos{l}", self.ix) for l, k in enumerate(self.kinds)
+                    if k == "pos" and l > 0}
+        self.val = low.out("val", storage_ctype(self.dtype))
+        b.assign(self.n, Lit("0", INT))
+        b.assign(self.m, Lit("0", INT))
+        if self.kinds == ("full", "pos") and not self.row_driven:
+            b.assign(self.cur, Lit("0", INT))
+        if self.kinds == ("full", "pos"):
+            b.store(self.pos[1], Lit("0", INT), Lit("0", self.ix))
+
+    def storage(self, coords) -> list[Expr]:
+        return [coords[m] for m in self.fmt.mode_order]
+
+    def allocation(self, shape, capacity):
+        ix = np.dtype(_INDEX[self.ix])
+        rows = shape[self.fmt.mode_order[0]]
+        out = {"val": ((capacity,), self.dtype, None)}
+        if self.kinds == ("full", "pos"):
+            out["pos1"] = ((rows + 1,), ix, None)
+            out["crd1"] = ((capacity,), ix, None)
+        elif self.kinds == ("pos", "pos"):
+            parents = min(capacity, rows)
+            out["crd0"] = ((parents,), ix, None)
+            out["pos1"] = ((parents + 1,), ix, None)
+            out["crd1"] = ((capacity,), ix, None)
+        else:
+            for l in range(len(self.kinds)):
+                out[f"crd{l}"] = ((capacity,), ix, None)
+        return out
+
+    def emit(self, low, coords, value):
+        b, s, ix, n = low.b, self.storage(coords), self.ix, self.n
+        if self.kinds == ("full", "pos") and not self.row_driven:
+            with b.while_(Bin("<", self.cur, s[0])):
+                b.assign(self.cur, self.cur + 1)
+                b.store(self.pos[1], self.cur, cast(ix, n))
+        if self.kinds == ("pos", "pos"):
+            with b.if_(Bin("or", Bin("==", self.m, Lit("0")),
+                           Bin("!=", Load(self.crd[0], self.m - 1), s[0]))):
+                b.store(self.crd[0], self.m, cast(ix, s[0]))
+                b.store(self.pos[1], self.m, cast(ix, n))
+                b.assign(self.m, self.m + 1)
+        for l, c in enumerate(s):
+            if l in self.crd and not (self.kinds == ("pos", "pos") and l == 0):
+                b.store(self.crd[l], n, cast(ix, c))
+        b.store(self.val, n, convert(value, self.dtype))
+        b.assign(n, n + 1)
+
+    def end_row(self, low, r):
+        """Row-driven loops close each output row here (empty rows included)."""
+        if self.kinds == ("full", "pos"):
+            low.b.store(self.pos[1], r + 1, cast(self.ix, self.n))
+
+    def epilogue(self, low):
+        b = low.b
+        if self.kinds == ("full", "pos") and not self.row_driven:
+            rows = index(self.shape[self.fmt.mode_order[0]])
+            b.comment("rows after the last entry are empty")
+            with b.while_(Bin("<", self.cur, rows)):
+                b.assign(self.cur, self.cur + 1)
+                b.store(self.pos[1], self.cur, cast(self.ix, self.n))
+        elif self.kinds == ("pos", "pos"):
+            b.store(self.pos[1], self.m, cast(self.ix, self.n))
+
+
+class BufferOut(AppendOut):
+    """Coordinate lists in storage order, sorted afterwards by the runtime (fallback)."""
+
+    def __init__(self, fmt: Format, shape, dtype, index_dtype: str, *, bucket: bool = False):
+        self.fmt, self.shape, self.dtype = fmt, shape, np.dtype(dtype)
+        self.ix = index_ctype(index_dtype)
+        self.kinds = ("pos",) + ("one",) * (len(shape) - 1)
+        how = ("a stable sort by the outer coordinate alone (proved: entries arrive in order "
+               "within each outer coordinate)" if bucket else "a full sort in storage order")
+        self.note = ("Output: FALLBACK — the entries are not proved to arrive in the output's "
+                     f"storage order, so they are buffered as coordinates, then {how} after "
+                     f"the kernel, then compressed into {fmt}")
+        self.n, self.m, self.cur = Var("n"), Var("m"), Var("cur")
+        self.returns = (self.n, self.m)
+
+    def allocation(self, shape, capacity):
+        ix = np.dtype(_INDEX[self.ix])
+        out = {"val": ((capacity,), self.dtype, None)}
+        for l in range(len(self.shape)):
+            out[f"crd{l}"] = ((capacity,), ix, None)
+        return out
+
+    def prologue(self, low):
+        low.b.reserve("n")
+        self.crd = {l: low.out(f"crd{l}", self.ix) for l in range(len(self.shape))}
+        self.val = low.out("val", storage_ctype(self.dtype))
+        low.b.assign(self.n, Lit("0", INT))
+        low.b.assign(self.m, Lit("0", INT))
+
+    def emit(self, low, coords, value):
+        b, n = low.b, self.n
+        for l, c in enumerate(self.storage(coords)):
+            b.store(self.crd[l], n, cast(self.ix, c))
+        b.store(self.val, n, convert(value, self.dtype))
+        b.assign(n, n + 1)
+
+    def end_row(self, low, r):
+        pass
+
+    def epilogue(self, low):
+        pass
+
+
+class ScatterOut(Assembler):
+    """Count-and-scatter into a format with an outer level and one more (CSR, CSC, 2-d
+    COO): pass 1 counts entries per outer coordinate, prefix sums make ``pos``, pass 2
+    places each entry at its row's next free slot. Placement is stable, so it yields storage
+    order whenever entries arrive in order *within* each outer coordinate — which is what was
+    proved for these entries (e.g. a transpose, or concat along an inner axis of COO)."""
+
+    passes = 2
+
+    def __init__(self, fmt: Format, shape, dtype, index_dtype: str):
+        self.fmt, self.shape, self.dtype = fmt, shape, np.dtype(dtype)
+        self.ix = index_ctype(index_dtype)
+        self.coo = not fmt.levels[0].full
+        self.rows = index(shape[fmt.mode_order[0]])
+        self.note = (f"Output: {fmt} by count-and-scatter over the outer coordinate (within "
+                     f"each outer coordinate the order is proved, so the stable placement "
+                     f"needs no sort)")
+        self.n, self.m = Var("n"), Var("m")
+        self.returns = (self.n, self.m)
+
+    def allocation(self, shape, capacity):
+        ix = np.dtype(_INDEX[self.ix])
+        rows = shape[self.fmt.mode_order[0]]
+        out = {"pos1": ((rows + 1,), ix, None), "nxt": ((rows,), np.dtype(np.int64), None),
+               "crd1": ((capacity,), ix, None), "val": ((capacity,), self.dtype, None)}
+        if self.coo:
+            out["crd0"] = ((capacity,), ix, None)
+        return out
+
+    def prologue(self, low):
+        b = low.b
+        self.pos = low.out("pos1", self.ix)
+        self.nxt = low.out("nxt", INT)
+        self.crd0 = low.out("crd0", self.ix) if self.coo else None
+        self.crd1 = low.out("crd1", self.ix)
+        self.val = low.out("val", storage_ctype(self.dtype))
+        self.cur, self.slot = b.fresh("cur"), b.fresh("slot")
+        b.assign(self.n, Lit("0", INT))
+        b.assign(self.m, Lit("0", INT))
+        with b.loop(self.cur, 0, self.rows + 1):
+            b.store(self.pos, self.cur, Lit("0", self.ix))
+
+    def begin_pass(self, low, pass_no):
+        b = low.b
+        self.mode = pass_no
+        self.needs_value = pass_no == 1
+        if pass_no == 0:
+            b.comment("pass 1: count the entries of every output row")
+            return
+        b.comment("prefix sums: out_pos1[r] is where row r starts; out_nxt its next slot")
+        with b.loop(self.cur, 0, self.rows):
+            b.store(self.pos, self.cur + 1, Bin("+", Load(self.pos, self.cur + 1),
+                                                Load(self.pos, self.cur)))
+            b.store(self.nxt, self.cur, Load(self.pos, self.cur))
+        b.assign(self.n, Load(self.pos, self.rows))
+        b.comment("pass 2: place every entry at its row's next slot (stable)")
+
+    def emit(self, low, coords, value):
+        b = low.b
+        s = [coords[m] for m in self.fmt.mode_order]
+        if self.mode == 0:
+            b.store(self.pos, s[0] + 1, Bin("+", Load(self.pos, s[0] + 1), Lit("1", self.ix)))
+            return
+        b.assign(self.slot, Load(self.nxt, s[0]))
+        b.store(self.nxt, s[0], self.slot + 1)
+        if self.coo:
+            b.store(self.crd0, self.slot, cast(self.ix, s[0]))
+        b.store(self.crd1, self.slot, cast(self.ix, s[1]))
+        b.store(self.val, self.slot, convert(value, self.dtype))
+
+    def end_row(self, low, r):
+        pass
+
+    def epilogue(self, low):
+        pass

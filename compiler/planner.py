@@ -1,0 +1,274 @@
+"""Planning (DESIGN §3.2): how one kernel iterates, decided from the program's structure,
+its level capabilities and proofs of order — never from a format's name.
+
+* A program with no sparse input: :class:`~plans.DensePlan`.
+* A sparse *view* (the stored entries of one operand seen through shape operators and
+  zero-preserving maps — ``streams.py``): :class:`~plans.StreamPlan`, its loop and output
+  assembly chosen from Z3 proofs that the entries arrive in the output's storage order
+  (``order.py``).
+* An elementwise expression of several sparse operands, or of one that is not
+  zero-preserving: :class:`~plans.CoiterPlan` — a merge lattice (``lattice.py``) over the
+  operands, each operand walked in the iteration order (proved).
+* A reduction at the root over either: the same, accumulating into a dense result.
+* ``sum(X * Y)`` contracting an axis of two sparse operands: :class:`~plans.ContractPlan`
+  (Gustavson, a workspace per row).
+
+When a part of the program cannot be read in the order the kernel needs — an operand stored
+in another order (``A - A.T``), a subexpression that is not a view (``concat([A * B, C])``)
+— the planner raises :class:`NeedsStage`: the pipeline computes that part first, into an
+O(nnz) temporary in the needed order, and plans again with the temporary as an input.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from itertools import permutations
+
+from sparsefold.compiler import contract
+from sparsefold.compiler.lattice import build as build_lattice
+from sparsefold.compiler.lower_stream import bulk_shifts, row_loop_applies
+from sparsefold.compiler.order import prune_guards, stream_is_ordered, stream_is_row_ordered
+from sparsefold.compiler.outputs import appendable
+from sparsefold.compiler.plans import (CoiterPlan, DensePlan, Operand, Plan,
+                                       Reduction, StreamPlan)
+from sparsefold.compiler.streams import NotAStream, finite_checks, is_locatable, stream_pieces
+from sparsefold.spec import sizes as sz
+from sparsefold.spec.compute import Map, Reduce
+from sparsefold.spec.formats import Format
+from sparsefold.spec.ir import Node, ShapeOp
+from sparsefold.spec.printer import topological
+
+__all__ = ["plan", "NeedsStage", "reduce_below", "has_sparse_input"]
+
+
+class NeedsStage(Exception):
+    """``node`` must be computed by a kernel of its own first; ``order`` is the storage
+    order (a permutation of its axes) the consumer needs, or None for any; ``dense``: the
+    node is dense-valued (its temporary is a dense array)."""
+
+    def __init__(self, node: Node, order: tuple[int, ...] | None, why: str,
+                 dense: bool = False):
+        super().__init__(why)
+        self.node, self.order, self.why, self.dense = node, order, why, dense
+
+
+def has_sparse_input(node: Node) -> bool:
+    return not is_locatable(node)
+
+
+def reduce_below(program: Node) -> tuple[Reduce | None, tuple[ShapeOp, ...]]:
+    """A reduction reached from the root through single-piece shape operators (squeeze
+    after matmul, a reshape of the result), and those operators bottom-up."""
+    chain: list[ShapeOp] = []
+    node = program
+    while isinstance(node, ShapeOp) and len(node.operands()) == 1 and node.fill is None:
+        (piece,) = node.index_map().pieces
+        if None in piece.forward:
+            return None, ()
+        chain.append(node)
+        node = node.operands()[0]
+    if isinstance(node, Reduce):
+        return node, tuple(chain[::-1])
+    return None, ()
+
+
+def plan(program: Node, fmt: Format, *, exact: bool = False) -> Plan:
+    """The plan of one kernel computing ``program`` into ``fmt`` (pass 2 of the pipeline).
+    ``exact``: no annihilation that needs finite operands (the runtime's fallback when an
+    operand holds a NaN or an infinity)."""
+    if not has_sparse_input(program):
+        return DensePlan("no sparse input")
+    red, chain = reduce_below(program)
+    if red is not None:
+        return _plan_reduction(red, chain, fmt, exact)
+    pieces = _stream(program, exact)
+    if pieces is not None:
+        return _plan_stream(prune_guards(pieces), program, fmt)
+    return _plan_elementwise(program, program, fmt, exact, reduction=None)
+
+
+def _stream(node: Node, exact: bool):
+    """The node's stream pieces, or None when it is not a view — or when the exact variant
+    is asked for and the stream relies on finite operands."""
+    try:
+        pieces = stream_pieces(node)
+    except NotAStream:
+        return None
+    if exact and finite_checks(pieces):
+        return None
+    return pieces
+
+
+# --- one view: streams ------------------------------------------------------------------------
+
+def _plan_stream(pieces, program: Node, fmt: Format) -> Plan:
+    finite = finite_checks(pieces)
+    if fmt.is_dense:
+        return StreamPlan(pieces, "leaf", "dense", finite)
+    order = fmt.mode_order
+    # Whole leaves in order (vstack): bulk copies. Otherwise output rows outermost when the
+    # leaves allow it: rows are closed once each and the inner loop is a plain copy; that
+    # needs order only within a row.
+    ordered = stream_is_ordered(pieces, order)
+    if ordered and all(bulk_shifts(p, fmt, program.dtype) is not None for p in pieces):
+        return StreamPlan(pieces, "bulk", "append", finite)
+    if len(order) > 1 and row_loop_applies(pieces, order) and \
+            stream_is_row_ordered(pieces, order):
+        return StreamPlan(pieces, "row", "append", finite)
+    if ordered:
+        return StreamPlan(pieces, "leaf", "append", finite)
+    if _pieces_mergeable(pieces, order):
+        # each piece in order on its own (COO hstack): one pass merging the pieces by key
+        operand = Operand(program, pieces)
+        lattice = build_lattice(program, {program: 0})
+        return CoiterPlan(program, (operand,), replace(lattice, finite=finite), "flat",
+                          order, program.shape, "append")
+    if len(order) == 2 and fmt.levels[0].full or fmt.kinds == ("pos", "one"):
+        if stream_is_row_ordered(pieces, order):
+            return StreamPlan(pieces, "leaf", "scatter", finite)
+    if len(order) > 1 and stream_is_row_ordered(pieces, order):
+        return StreamPlan(pieces, "leaf", "bucket", finite)
+    return StreamPlan(pieces, "leaf", "sort", finite)
+
+
+MAX_MERGED_PIECES = 4
+
+
+def _flat(piece) -> bool:
+    """A leaf a flat cursor walks without broadcast counters: a compressed innermost
+    level under full or compressed ones (CSR, CSC, COO, DCSR, sparse vectors)."""
+    k = piece.leaf.format.kinds
+    return not piece.free and bool(k) and (k == ("full", "pos") or (
+        k[0] == "pos" and all(x in ("one", "pos") for x in k[1:])))
+
+
+def _pieces_mergeable(pieces, order) -> bool:
+    """Can pieces that arrive out of order as a whole be appended in one pass by merging
+    them? Each piece must be walked in output storage order on its own (proved); pieces
+    never share an output coordinate (they partition the output)."""
+    return 2 <= len(pieces) <= MAX_MERGED_PIECES and all(_flat(p) for p in pieces) and all(
+        stream_is_ordered((p,), order) for p in pieces)
+
+
+# --- several operands: co-iteration -----------------------------------------------------------
+
+def _operands(root: Node, exact: bool) -> list[Operand]:
+    """The sparse operands of an elementwise expression: its maximal views. Raises
+    :class:`NeedsStage` for a sparse part that is neither a view nor a map."""
+    found: dict[Node, Operand] = {}
+
+    def visit(node: Node) -> None:
+        if node in found or not has_sparse_input(node):
+            return
+        pieces = _stream(node, exact)
+        if pieces is not None:
+            found[node] = Operand(node, prune_guards(pieces))
+            return
+        if isinstance(node, Map):
+            for a in node.args:
+                visit(a)
+            return
+        raise NeedsStage(node, None, f"{type(node).__name__} over a sparse expression is not "
+                                     f"a view")
+    visit(root)
+    return list(found.values())
+
+
+def _check_broadcasts(root: Node) -> None:
+    """Sparse arguments of a map must have the map's shape (normalization makes broadcasts
+    explicit views); a remaining one is computed first."""
+    for n in topological(root):
+        if isinstance(n, Map):
+            for a in n.args:
+                if has_sparse_input(a) and a.shape != n.shape:
+                    raise NeedsStage(a, None, "a broadcast sparse operand")
+
+
+def _orders(ndim: int, preferred: tuple[int, ...]):
+    yield preferred
+    for p in permutations(range(ndim)):
+        if p != preferred:
+            yield p
+
+
+def _operand_ok(operand: Operand, order, row: bool) -> bool:
+    if row:
+        return row_loop_applies(operand.pieces, order) and all(
+            stream_is_row_ordered((p,), order) for p in operand.pieces)
+    return all(_cursor_ok(p) and stream_is_ordered((p,), order) for p in operand.pieces)
+
+
+def _cursor_ok(piece) -> bool:
+    k = piece.leaf.format.kinds
+    if piece.leaf.format.is_dense:
+        return True
+    return bool(k) and k[-1] in ("pos", "one") and any(x == "pos" for x in k)
+
+
+def _plan_elementwise(root: Node, space_node: Node, fmt: Format, exact: bool,
+                      reduction: Reduction | None) -> Plan:
+    """Co-iteration of ``root`` (an elementwise expression over sparse operands) over
+    ``space_node``'s coordinates, into ``fmt`` (or accumulated by ``reduction``)."""
+    _check_broadcasts(root)
+    operands = _operands(root, exact)
+    numbering = {o.node: n for n, o in enumerate(operands)}
+    lattice = build_lattice(root, numbering, exact=exact)
+    ndim = root.ndim
+    dense_out = fmt.is_dense or reduction is not None or lattice.universe
+    if reduction is not None:
+        assembly = "accumulate"
+    elif dense_out:
+        assembly = "dense"
+    else:
+        assembly = "append"
+        if not appendable(fmt):
+            raise NeedsStage(root, None, f"output format {fmt} is not appended directly")
+    if lattice.universe or (assembly == "append"):
+        # the dense result is visited row-major; a sparse one in its storage order
+        candidates = [tuple(range(ndim)) if lattice.universe or dense_out else fmt.mode_order]
+    else:
+        candidates = list(_orders(ndim, tuple(range(ndim))))
+    for order in candidates:
+        row = ndim == 2 and all(_operand_ok(o, order, True) for o in operands)
+        if row or all(_operand_ok(o, order, False) for o in operands):
+            return CoiterPlan(root, tuple(operands), lattice, "row" if row else "flat",
+                              tuple(order), tuple(root.shape), assembly, reduction, exact)
+    # no order serves every operand: compute the first one that fails in the first order
+    order = candidates[0]
+    for o in operands:
+        if not _operand_ok(o, order, False):
+            raise NeedsStage(o.node, tuple(order), f"{o.name} is not stored in the "
+                                                   f"iteration order {order}")
+    raise NeedsStage(root, None, "no iteration order")  # pragma: no cover
+
+
+# --- reductions -------------------------------------------------------------------------------
+
+def _plan_reduction(red: Reduce, chain, fmt: Format, exact: bool) -> Plan:
+    reduction = Reduction(red, chain)
+    arg = red.arg
+    contraction = contract.contraction(red, chain, fmt, _need_stage)
+    if contraction is not None:
+        return contraction
+    pieces = _stream(arg, exact)
+    if pieces is not None:
+        pieces = prune_guards(_accumulated(pieces, reduction))
+        return StreamPlan(pieces, "leaf", "accumulate", finite_checks(pieces), reduction)
+    return _plan_elementwise(arg, arg, fmt, exact, reduction)
+
+
+def _accumulated(pieces, reduction: Reduction) -> tuple:
+    """Stream pieces of a reduction's argument, with output coordinates = the kept
+    coordinates carried up through the chain's forward maps (their forward guards join the
+    guard)."""
+    out = []
+    for p in pieces:
+        coords = reduction.out_coords(p.coords)
+        guard = sz.and_(p.guard, reduction.chain_guard(p.coords))
+        out.append(replace(p, coords=coords, guard=guard))
+    return tuple(out)
+
+
+def _need_stage(node, order, why):
+    raise NeedsStage(node, order, why)
+

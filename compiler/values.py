@@ -1,0 +1,244 @@
+"""A node's value at given coordinates, as loop-IR statements and expressions.
+
+This is the backward direction of every definition: a shape operator's value at output
+coordinate ``k`` is its operand's value at ``backward(k)`` under the piece's guard (else the
+fill), a map's value is its function of its arguments' values, a reduction loops over the
+reduced axes. It reads only the spec's entries, so it serves every operator, built in or
+user-defined.
+
+Lowerings use it to read *located* operands (dense arrays, literals) and to combine the
+values their cursors found: ``known`` maps a node to an IR expression already computed
+(a sparse operand's value at the current coordinate, or 0 where it stores nothing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import numpy as np
+
+from sparsefold.compiler.cnames import c_literal, ctype, size_var
+from sparsefold.compiler.loops import (INT, Builder, Expr, Lit, Template, Var, as_expr, cast,
+                                       variables)
+from sparsefold.spec import sizes as sz
+from sparsefold.spec.compute import Input, Literal, Map, Reduce
+from sparsefold.spec.errors import IllFormedProgram, InternalError
+from sparsefold.spec.functions import get_monoid
+from sparsefold.spec.ir import Node, ShapeOp
+from sparsefold.spec.ops_axes import BroadcastTo
+
+__all__ = ["Values", "index", "convert", "loop_dtypes", "broadcast_coords", "apply_function",
+           "monoid_combine"]
+
+
+def index(e: sz.ExprLike, coords: Mapping[str, Expr] | None = None) -> Expr:
+    """An index expression as IR: coordinate symbols from ``coords``, sizes as ``S_*``."""
+    coords = coords or {}
+    uses: list[Var] = []
+
+    def name(s: str) -> str:
+        if s in coords:
+            v = coords[s]
+            uses.extend(variables(v))
+            return v.name if isinstance(v, Var) else f"({_text(v)})"
+        return size_var(s)
+    text = sz.to_c(e, name)
+    return Lit(text, INT, tuple(dict.fromkeys(uses)))
+
+
+def _text(e: Expr) -> str:
+    from sparsefold.compiler.emit import render_expr
+    return render_expr(e)
+
+
+def convert(value, dt: np.dtype) -> Expr:
+    """``value`` converted to dtype ``dt`` the way NumPy casts (bool: nonzero is true)."""
+    dt = np.dtype(dt)
+    value = as_expr(value)
+    if dt.kind == "b":
+        if value.ctype == "bint":
+            return value
+        from sparsefold.compiler.loops import Bin
+        return Bin("!=", value, Lit("0"))
+    return cast(ctype(dt), value)
+
+
+def loop_dtypes(node: Map) -> tuple[tuple[np.dtype, ...], np.dtype]:
+    """The dtypes NumPy computes in for this map: one per argument, and the result."""
+    fn = node.fn
+    probes = tuple(a.value if isinstance(a, Literal) and a.weak else a.dtype
+                   for a in node.args)
+    if isinstance(fn.impl, np.ufunc):
+        try:
+            types = fn.impl.resolve_dtypes(
+                tuple(type(p) if not isinstance(p, np.dtype) else p for p in probes)
+                + (None,) * fn.impl.nout)
+            return tuple(np.dtype(t) for t in types[:fn.arity]), node.dtype
+        except (TypeError, ValueError):
+            pass
+    if fn.name == "where":
+        return (np.dtype(bool), node.dtype, node.dtype), node.dtype
+    return tuple(node.dtype for _ in node.args), node.dtype
+
+
+def apply_function(node: Map, args: list[Expr], ins) -> Expr:
+    """The spec function's C reading applied to converted arguments."""
+    name = node.fn.name
+    out = ctype(node.dtype)
+    if name in ("maximum", "minimum") and ins[0].kind == "f":
+        # NaN propagates: a is kept when it wins or is NaN
+        op = ">=" if name == "maximum" else "<="
+        return Template(f"({{0}} if ({{0}} {op} {{1}} or {{0}} != {{0}}) else {{1}})",
+                        tuple(args), out)
+    if name == "power":
+        if ins[0].kind != "f":
+            raise IllFormedProgram("not supported yet by the compiler: integer power; "
+                                   "use .interpret() or cast to float")
+        return Template("pow({0}, {1})", tuple(args), out)
+    if name == "abs" and ins[0].kind == "f":
+        return Template("fabs({0})", tuple(args), out)
+    if name == "abs" and ins[0].kind == "b":
+        return args[0]
+    if name == "abs":  # integers: Cython's abs() may go through Python objects
+        return Template("({0} if {0} >= 0 else -{0})", tuple(args), out)
+    if node.fn.c_expr is None:
+        raise IllFormedProgram(
+            f"not supported yet by the compiler: elementwise function {name!r} has no "
+            f"C expression (register it with c_expr=...)")
+    return Template(node.fn.c_expr, tuple(args), "")
+
+
+def monoid_combine(monoid: str, acc: Expr, x: Expr, dt: np.dtype) -> Expr:
+    """The monoid's combination of an accumulator with a value (NaN propagates for max/min,
+    as NumPy's reductions do)."""
+    m = get_monoid(monoid)
+    if monoid in ("max", "min") and np.dtype(dt).kind == "f":
+        op = ">" if monoid == "max" else "<"
+        return Template(f"({{1}} if ({{1}} {op} {{0}} or {{1}} != {{1}}) and {{0}} == {{0}} "
+                        f"else {{0}})", (acc, x), ctype(dt))
+    if monoid in ("max", "min"):
+        op = ">" if monoid == "max" else "<"
+        return Template(f"({{1}} if {{1}} {op} {{0}} else {{0}})", (acc, x), ctype(dt))
+    if monoid in ("any", "all"):
+        return convert(Template(m.c_combine.replace("{0}", "({0} != 0)").replace(
+            "{1}", "({1} != 0)"), (acc, x)), dt)
+    return convert(Template(m.c_combine, (acc, x)), dt)
+
+
+def broadcast_coords(arg: Node, out: Node, coords: tuple[Expr, ...]) -> tuple[Expr, ...]:
+    """Map's NumPy broadcasting, read through the broadcast_to entry's backward map."""
+    if arg.shape == out.shape:
+        return coords
+    piece = BroadcastTo(arg, out.shape).index_map().pieces[0]
+    env = {f"_k{d}": c for d, c in enumerate(coords)}
+    return tuple(index(b, env) for b in piece.backward)
+
+
+class Values:
+    """Emits the value of a node at coordinates into a :class:`Builder`.
+
+    ``leaf(input, coords)`` gives an input's element (the caller knows how each input is
+    stored); ``known`` gives values already computed for whole subtrees."""
+
+    def __init__(self, b: Builder, leaf: Callable[[Input, tuple[Expr, ...]], Expr],
+                 known: Mapping[Node, Expr] | None = None):
+        self.b = b
+        self.leaf = leaf
+        self.known = dict(known or {})
+
+    def value(self, node: Node, coords: tuple[Expr, ...]) -> Expr:
+        if node in self.known:
+            return self.known[node]
+        if isinstance(node, Input):
+            return self.leaf(node, coords)
+        if isinstance(node, Literal):
+            return Lit(c_literal(node.value, node.dtype), ctype(node.dtype))
+        if isinstance(node, Map):
+            return self.map_with(node, {}, coords)
+        if isinstance(node, Reduce):
+            return self._reduce(node, coords)
+        if isinstance(node, ShapeOp):
+            return self._shape_op(node, coords)
+        raise InternalError(f"no value rule for {type(node).__name__}")
+
+    # spec.compute.Map: the function of the arguments' values, in NumPy's loop dtypes
+    def map_with(self, node: Map, given: dict[int, Expr], coords) -> Expr:
+        """The map's value at ``coords``; arguments in ``given`` are IR expressions (a
+        cursor's value), the others are computed here. Returns a variable."""
+        ins, out = loop_dtypes(node)
+        args = []
+        for d, (arg, dt) in enumerate(zip(node.args, ins)):
+            v = given[d] if d in given else self.value(arg, broadcast_coords(arg, node, coords))
+            args.append(convert(v, dt))
+        v = self.b.fresh("v", ctype(out))
+        self.b.assign(v, convert(apply_function(node, args, ins), out))
+        return v
+
+    # spec.compute.Reduce: loop over the reduced axes combining with the monoid
+    def _reduce(self, node: Reduce, coords) -> Expr:
+        arg, dt = node.arg, node.dtype
+        monoid = node.monoid if isinstance(node.monoid, str) else node.monoid.name
+        acc = self.b.fresh("acc", ctype(dt))
+        m = get_monoid(monoid)
+        first = None
+        if m.identity is None:
+            first = self.b.fresh("first", "bint")
+            self.b.assign(first, True)
+            self.b.assign(acc, Lit("0"))
+        else:
+            self.b.assign(acc, Lit(c_literal(m.identity, dt), ctype(dt)))
+        full, it, loops = [], iter(coords), []
+        for d in range(arg.ndim):
+            if d in node.axes:
+                r = self.b.fresh("r")
+                loops.append((r, index(arg.shape[d])))
+                full.append(r)
+            else:
+                full.append(next(it))
+        opened = []
+        for r, n in loops:
+            cm = self.b.loop(r, 0, n)
+            cm.__enter__()
+            opened.append(cm)
+        x = convert(self.value(arg, tuple(full)), dt)
+        if first is None:
+            self.b.assign(acc, monoid_combine(monoid, acc, x, dt))
+        else:
+            with self.b.if_(first):
+                self.b.assign(acc, x)
+                self.b.assign(first, False)
+            with self.b.else_():
+                self.b.assign(acc, monoid_combine(monoid, acc, x, dt))
+        for cm in reversed(opened):
+            cm.__exit__(None, None, None)
+        return acc
+
+    # spec.ir.ShapeOp: the operand's value at backward(k) under the piece's guard, else fill
+    def _shape_op(self, node: ShapeOp, coords) -> Expr:
+        im = node.index_map()
+        env = {f"_k{d}": c for d, c in enumerate(coords)}
+        pieces = im.pieces
+        if len(pieces) == 1 and pieces[0].guard == sz.TRUE and im.fill is None:
+            return self._gather(node, pieces[0], env)
+        out = self.b.fresh("v", ctype(node.dtype))
+        fill = im.fill if im.fill is not None else 0
+        self.b.assign(out, Lit(c_literal(fill, node.dtype), ctype(node.dtype)))
+        for n, piece in enumerate(pieces):
+            ctx = self.b.if_(index(piece.guard, env)) if n == 0 else \
+                self.b.elif_(index(piece.guard, env))
+            with ctx:
+                self.b.assign(out, convert(self._gather(node, piece, env), node.dtype))
+        return out
+
+    def _gather(self, node: ShapeOp, piece, env) -> Expr:
+        operand = node.operands()[piece.operand]
+        sub = []
+        for bw in piece.backward:
+            e = index(bw, env)
+            if e.text.isidentifier() or e.text.lstrip("-").isdigit():
+                sub.append(e)
+            else:
+                c = self.b.fresh("c")
+                self.b.assign(c, e)
+                sub.append(c)
+        return self.value(operand, tuple(sub))

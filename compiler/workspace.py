@@ -1,0 +1,108 @@
+"""A dense row workspace with a list of touched coordinates (Kjolstad et al., CGO 2019).
+
+Scatter-heavy work — a row of ``A @ B`` receives ``A[i, k] * B[k, :]`` for every ``k`` —
+becomes appends: values accumulate in ``ws_val`` (one slot per column), ``ws_mark[j]``
+records which row last touched column ``j`` (so the workspace is never cleared between
+rows: a row's tag differs from every earlier one), and ``ws_list`` lists the columns in the
+order they were first touched. Flushing a row emits its columns in increasing order: by
+sorting the list, or — when the row touched more than a sixteenth of the columns — by
+scanning the marks, which is cheaper than sorting so many.
+
+Memory: three arrays of the row length (O(columns)), allocated once per call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from sparsefold.compiler.cnames import storage_ctype
+from sparsefold.compiler.loops import INT, Bin, Call, Expr, Lit, Load
+from sparsefold.compiler.lowering import Lowering
+from sparsefold.compiler.values import convert
+
+__all__ = ["Workspace", "SORT_HELPER"]
+
+SORT_HELPER = '''
+from libc.stdlib cimport qsort
+
+
+cdef int _sf_compare(const void* a, const void* b) noexcept nogil:
+    cdef int64_t x = (<const int64_t*>a)[0]
+    cdef int64_t y = (<const int64_t*>b)[0]
+    return (x > y) - (x < y)
+
+
+cdef void _sf_sort(int64_t* a, int64_t n) noexcept nogil:
+    # a workspace's touched columns in increasing order: insertion sort for short rows
+    cdef int64_t i, j, v
+    if n > 32:
+        qsort(a, n, sizeof(int64_t), _sf_compare)
+        return
+    for i in range(1, n):
+        v = a[i]
+        j = i - 1
+        while j >= 0 and a[j] > v:
+            a[j + 1] = a[j]
+            j = j - 1
+        a[j + 1] = v
+'''
+
+
+class Workspace:
+    """The workspace of one kernel; ``size`` is the row length (an IR expression)."""
+
+    def __init__(self, low: Lowering, size: Expr, dtype: np.dtype):
+        self.low, self.size, self.dtype = low, size, np.dtype(dtype)
+        self.mark = low.out("ws_mark", INT)
+        self.touched = low.out("ws_list", INT)
+        self.val = low.out("ws_val", storage_ctype(self.dtype)) if dtype is not None else None
+        self.n = low.b.fresh("ws_n")
+
+    @staticmethod
+    def scratch(columns: int, dtype: np.dtype | None, values: bool = True) -> dict:
+        """The arrays the runtime allocates: part -> (shape, dtype, initial value)."""
+        out = {"ws_mark": ((columns,), np.dtype(np.int64), -1),
+               "ws_list": ((columns,), np.dtype(np.int64), None)}
+        if values:
+            out["ws_val"] = ((columns,), np.dtype(dtype), None)
+        return out
+
+    def start_row(self) -> None:
+        self.low.b.assign(self.n, Lit("0", INT))
+
+    def add(self, j: Expr, v: Expr, tag: Expr) -> None:
+        """``ws[j] += v`` (the first touch of ``j`` in this row sets it and lists ``j``)."""
+        b = self.low.b
+        with b.if_(Bin("!=", Load(self.mark, j), tag)):
+            b.store(self.mark, j, tag)
+            b.store(self.touched, self.n, j)
+            b.assign(self.n, self.n + 1)
+            b.store(self.val, j, convert(v, self.dtype))
+        with b.else_():
+            b.store(self.val, j, convert(Bin("+", Load(self.val, j), convert(v, self.dtype)),
+                                         self.dtype))
+
+    def count(self, j: Expr, tag: Expr) -> None:
+        """Count ``j`` once per row (the symbolic pass: no values)."""
+        b = self.low.b
+        with b.if_(Bin("!=", Load(self.mark, j), tag)):
+            b.store(self.mark, j, tag)
+            b.assign(self.n, self.n + 1)
+
+    def flush(self, tag: Expr, emit: Callable[[Expr, Expr], None]) -> None:
+        """Hand the row's columns to ``emit(j, value)`` in increasing ``j``."""
+        b = self.low.b
+        t, j = b.fresh("t"), b.fresh("j")
+        with b.if_(Bin(">", Bin("*", self.n, Lit("16", INT)), self.size)):
+            b.comment("a dense row: scanning the marks is cheaper than sorting")
+            with b.loop(j, 0, self.size):
+                with b.if_(Bin("==", Load(self.mark, j), tag)):
+                    emit(j, Load(self.val, j))
+        with b.else_():
+            b.emit(Call("_sf_sort", (Lit(self.touched.name), self.n)))
+            with b.loop(t, 0, self.n):
+                b.assign(j, Load(self.touched, t))
+                emit(j, Load(self.val, j))
+
