@@ -82,8 +82,8 @@ def contraction(red: Reduce, chain, fmt: Format, need_stage) -> ContractPlan | N
     if len(i) != 1 or len(j) != 1 or len(k) != 1 or (sx & sy) - reduced or \
             reduced - (sx & sy) or cx.ndim != 2 or cy.ndim != 2:
         return None
-    if chain:
-        return None
+    if chain:  # shape operators above the product: the product is computed first
+        need_stage(red, None, "a matrix product below shape operators")
     i, j, k = i[0], j[0], k[0]
     kept = [d for d in range(arg.ndim) if d not in reduced]
     out_first = kept[fmt.mode_order[0]] if not fmt.is_dense else kept[0]

@@ -308,10 +308,11 @@ class RowCursor:
         """At output row ``r``: open this piece's source row (or an empty segment)."""
         b = self.low.b
         pos = self.arrays.pos[1]
-        b.assign(self.p, Lit("0", INT))
-        b.assign(self.e, Lit("0", INT))
         env = {self.row_symbol: r}
         owned = [index(g, env) for g in self.row_guards()]
+        if owned:  # rows this piece does not own get an empty segment
+            b.assign(self.p, Lit("0", INT))
+            b.assign(self.e, Lit("0", INT))
         cond = owned[0] if owned else Lit("True", BOOL)
         for o in owned[1:]:
             cond = Bin("and", cond, o)
@@ -326,7 +327,9 @@ class RowCursor:
         with b.if_(self.stale):
             b.assign(self.stale, False)
             b.assign(self.key, END)
-            with b.while_(Bin("<", self.p, self.e)):
+            # entries its guards drop are skipped; without guards the first entry is it
+            loop = b.while_ if self.entry_guards else b.if_
+            with loop(Bin("<", self.p, self.e)):
                 read_coordinate(b, self.low.sites, self.piece.leaf, 1, self.arrays.crd[1],
                                 self.p, self.inner)
                 if self.entry_guards:
@@ -335,7 +338,8 @@ class RowCursor:
                         b.assign(self.p, self.p + 1)
                         b.cont()
                 b.assign(self.key, index(self.piece.coords[self.inner_axis], self.env))
-                b.brk()
+                if self.entry_guards:
+                    b.brk()
 
     def step(self) -> None:
         b = self.low.b

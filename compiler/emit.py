@@ -78,9 +78,13 @@ def _render(e: Expr) -> tuple[str, int]:
         return f"{e.array.name}[{render_expr(e.index)}]", _ATOM
     if isinstance(e, Bin):
         p = _PREC[e.op]
-        # comparisons do not chain in C the way they do in Python: keep operands atomic
+        # comparisons do not chain in C the way they do in Python: keep operands atomic;
+        # and "a or b and c" reads better as "a or (b and c)"
         left = p + 1 if p == 4 else p
-        return f"{render_expr(e.a, left)} {e.op} {render_expr(e.b, p + 1)}", p
+        if e.op == "or":
+            left = _PREC["and"] + 1
+        right = p + 1 if e.op != "or" else _PREC["and"] + 1
+        return f"{render_expr(e.a, left)} {e.op} {render_expr(e.b, right)}", p
     if isinstance(e, Not):
         return f"not {render_expr(e.a, 4)}", 3
     if isinstance(e, Cast):

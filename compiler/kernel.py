@@ -91,11 +91,12 @@ class StageKernel:
     ("the result", "the temporary t0 = ...")."""
 
     def __init__(self, program: Node, fmt: Format, plan, *, what: str = "the result",
-                 extra_requires: tuple[sz.Expr, ...] = ()):
+                 assumed: tuple[sz.Expr, ...] = ()):
         self.program, self.fmt, self.plan, self.what = program, fmt, plan, what
+        self.assumed = assumed  # size equalities the trace assumed (checked by the caller)
         self.strategy = strategy(plan)
         self.inputs = [n for n in topological(program) if isinstance(n, Input)]
-        self.requires = _requires(program) + list(extra_requires)
+        self.requires = _requires(program)
         self.reduction = plan.reduction
         self._rows_skipped = isinstance(plan, StreamPlan) and plan.loop == "row" and \
             _rows_skipped(plan, program, fmt)
@@ -118,7 +119,11 @@ class StageKernel:
 
     # --- source ---------------------------------------------------------------------------
     def source(self, index_dtypes: dict[str, dict[str, np.dtype]], out_index: str):
-        """(Cython text, parameters of ``run``) for these index dtypes."""
+        """(Cython text, functions) for these index dtypes."""
+        with sz.assuming(self.assumed):  # nodes built while lowering meet the same sizes
+            return self._source(index_dtypes, out_index)
+
+    def _source(self, index_dtypes, out_index):
         p, program = self.plan, self.program
         low = Lowering(index_dtypes)
         low.sizes(program)

@@ -29,7 +29,7 @@ Reductions accumulate in a register where the output cell is fixed across the in
 
 from __future__ import annotations
 
-from sparsefold.compiler.cnames import ctype
+from sparsefold.compiler.cnames import c_literal, ctype
 from sparsefold.compiler.cursors import END, FlatCursor, RowCursor, linear_key
 from sparsefold.compiler.loops import BOOL, INT, Bin, Expr, Lit, Not, Var
 from sparsefold.compiler.lowering import Lowering
@@ -99,7 +99,7 @@ class _Coiteration:
         known = {}
         for n, operand in enumerate(self.plan.operands):
             v = b.fresh(f"x{n}", ctype(operand.node.dtype))
-            b.assign(v, convert(Lit("0"), operand.node.dtype))
+            b.assign(v, Lit(c_literal(0, operand.node.dtype), ctype(operand.node.dtype)))
             for k, c in enumerate(self.cursors[n]):
                 with (b.if_(here[c]) if k == 0 else b.elif_(here[c])):
                     b.assign(v, convert(c.value(), operand.node.dtype))
@@ -166,15 +166,21 @@ def _visit(co: _Coiteration, here: dict, acc, coords_of) -> None:
     present = {}
     for n in range(len(plan.operands)):
         present[n] = _any([here[c] for c in co.cursors[n]])
-    cond = _any([_all([present[o] for o in sorted(p)]) for p in plan.lattice.points])
+    # every operand alone meets a point (a union): the smallest key is always emitted
+    always = all(frozenset({n}) in plan.lattice.points for n in range(len(plan.operands)))
+    cond = Lit("True", BOOL) if always else \
+        _any([_all([present[o] for o in sorted(p)]) for p in plan.lattice.points])
     with b.if_(cond):
-        # the coordinates: those of a cursor that is here
-        coords = [b.fresh(f"k{d}") for d in range(co.ndim)]
         cursors = co.all_cursors()
-        for i, c in enumerate(cursors):
-            with (b.if_(here[c]) if i == 0 else b.elif_(here[c])):
-                for d, x in enumerate(coords_of(c)):
-                    b.assign(coords[d], x)
+        shared = coords_of(cursors[0])
+        if all(coords_of(c) == shared for c in cursors):
+            coords = list(shared)   # row mode: (row, key) whichever cursor is here
+        else:  # the coordinates of a cursor that is here
+            coords = [b.fresh(f"k{d}") for d in range(co.ndim)]
+            for i, c in enumerate(cursors):
+                with (b.if_(here[c]) if i == 0 else b.elif_(here[c])):
+                    for d, x in enumerate(coords_of(c)):
+                        b.assign(coords[d], x)
         known = co.operand_values(here)
         v = co.evaluate(known, tuple(coords))
         _emit(co, tuple(coords), v, acc)

@@ -25,9 +25,9 @@ from sparsefold.compiler.cursors import conjuncts
 from sparsefold.compiler.loops import (INT, Bin, Expr, Lit, Load, Memcpy, Not, Store, Var,
                                        cast)
 from sparsefold.compiler.lowering import Lowering
-from sparsefold.compiler.outputs import AppendOut, Assembler
+from sparsefold.compiler.outputs import AppendOut, Assembler, DenseOut
 from sparsefold.compiler.streams import StreamPiece
-from sparsefold.compiler.values import Values, index
+from sparsefold.compiler.values import Values, convert, index, monoid_combine
 from sparsefold.spec import sizes as sz
 
 __all__ = ["lower_pieces", "lower_rows", "lower_row_count", "lower_bulk", "row_loop_applies",
@@ -83,7 +83,7 @@ class _LoopNest:
 
 
 class _Loops:
-    """Nested ``with`` contexts closed together."""
+    """Nested ``with`` contexts closed together (or down to a mark)."""
 
     def __init__(self):
         self.stack = []
@@ -92,9 +92,40 @@ class _Loops:
         cm.__enter__()
         self.stack.append(cm)
 
-    def close(self) -> None:
-        while self.stack:
+    def close(self, down_to: int = 0) -> None:
+        while len(self.stack) > down_to:
             self.stack.pop().__exit__(None, None, None)
+
+
+class _Register:
+    """A reduction's cell held in a register across the innermost loop (SpMV's row sum):
+    started before the loop opens, combined into the output once after it closes. Used when
+    the output coordinates are bound outside the innermost loop."""
+
+    def __init__(self, low: Lowering, asm: DenseOut):
+        self.low, self.asm = low, asm
+        self.acc = low.b.fresh("acc", ctype(asm.dtype))
+        self.count = low.b.fresh("acc_n") if asm.counts else None
+        self.mark = None
+
+    def start(self, loops: _Loops) -> None:
+        b = self.low.b
+        b.assign(self.acc, self.asm.identity())
+        if self.count is not None:
+            b.assign(self.count, Lit("0", INT))
+        self.mark = len(loops.stack)
+
+    def add(self, value: Expr) -> None:
+        b = self.low.b
+        b.assign(self.acc, monoid_combine(self.asm.monoid, self.acc,
+                                          convert(value, self.asm.dtype), self.asm.dtype))
+        if self.count is not None:
+            b.assign(self.count, self.count + 1)
+
+    def finish(self, loops: _Loops, coords) -> None:
+        loops.close(self.mark)
+        self.asm.combine(self.low, self.asm.cell(coords), self.acc,
+                         self.count if self.count is not None else Lit("1", INT))
 
 
 def lower_pieces(low: Lowering, pieces: tuple[StreamPiece, ...], asm: Assembler,
@@ -111,7 +142,8 @@ def lower_pieces(low: Lowering, pieces: tuple[StreamPiece, ...], asm: Assembler,
                 nest = _LoopNest(low, piece)
                 loops = _Loops()
                 nest.place()
-                value = _open_leaf_loops(low, piece, nest, loops)
+                register = _Register(low, asm) if _register_applies(piece, asm) else None
+                value = _open_leaf_loops(low, piece, nest, loops, register)
                 for name, size in piece.free:
                     var = b.fresh(name.lstrip("_"))
                     loops.open(b.loop(var, 0, index(size, nest.env)))
@@ -124,14 +156,42 @@ def lower_pieces(low: Lowering, pieces: tuple[StreamPiece, ...], asm: Assembler,
                     for layer in piece.layers:
                         coords = tuple(index(c, nest.env) for c in layer.coords)
                         v = values.map_with(layer.node, {layer.driver: v}, coords)
-                asm.emit(low, tuple(nest.coord_vars), v)
+                if register is not None:
+                    register.add(v)
+                    register.finish(loops, tuple(nest.coord_vars))
+                else:
+                    asm.emit(low, tuple(nest.coord_vars), v)
                 loops.close()
                 for cm in reversed(nest.opened):
                     cm.__exit__(None, None, None)
 
 
-def _open_leaf_loops(low: Lowering, piece: StreamPiece, nest: _LoopNest, loops: _Loops) -> Expr:
-    """Open the loops over a leaf's stored entries; return its value at the innermost."""
+def _innermost_level(piece: StreamPiece) -> int | None:
+    """The leaf level whose loop is innermost (its last full or compressed level), when no
+    broadcast loop comes after it."""
+    if piece.free or piece.leaf.format.is_dense:
+        return None
+    levels = piece.leaf.format.levels
+    iterating = [l for l, lv in enumerate(levels) if lv.full or lv.has_pos]
+    return iterating[-1] if iterating else None
+
+
+def _register_applies(piece: StreamPiece, asm) -> bool:
+    """A reduction whose output coordinates are all bound by loops outside the innermost."""
+    if not isinstance(asm, DenseOut) or asm.monoid is None:
+        return False
+    z = _innermost_level(piece)
+    if z is None:
+        return False
+    fmt = piece.leaf.format
+    outer = {f"_i{fmt.mode_order[l]}" for l in range(z)}
+    return all(coordinate_symbols(c) <= outer for c in piece.coords)
+
+
+def _open_leaf_loops(low: Lowering, piece: StreamPiece, nest: _LoopNest, loops: _Loops,
+                     register: _Register | None = None) -> Expr:
+    """Open the loops over a leaf's stored entries; return its value at the innermost. A
+    ``register`` starts right before the innermost loop opens."""
     b, leaf = low.b, piece.leaf
     names = sz.in_coords(leaf.ndim)
     if leaf.format.is_dense:
@@ -164,6 +224,8 @@ def _open_leaf_loops(low: Lowering, piece: StreamPiece, nest: _LoopNest, loops: 
             b.assign(pos, coord if _is_zero(parent) else Bin("+", Bin("*", parent, size), coord))
         elif level.has_pos:
             p = arrays.pos[l]
+            if register is not None and l == _innermost_level(piece):
+                register.start(loops)
             loops.open(b.loop(pos, Load(p, parent), Load(p, parent + 1)))
             nest.in_loop = True
             read_coordinate(b, low.sites, leaf, l, arrays.crd[l], pos, coord)

@@ -19,7 +19,7 @@ from sparsefold.compiler.loops import (INT, Array, Builder, Expr, Function, Lit,
                                        Raise, variables, walk_stmts)
 from sparsefold.compiler.values import index
 from sparsefold.spec.compute import Input
-from sparsefold.spec.ir import Node
+from sparsefold.spec.ir import Node, ShapeOp
 from sparsefold.spec.printer import topological
 from sparsefold.spec.sizes import free_symbols
 
@@ -38,14 +38,30 @@ class LeafArrays:
 
 
 def size_symbols(program: Node) -> list[str]:
-    """Every size symbol of the program's inputs, in first-seen order."""
+    """Every size symbol the program mentions — its inputs' first, then any other node's
+    shape or index map (a later stage of a staged program may broadcast to sizes that only
+    an earlier stage's inputs bind) — in first-seen order."""
     seen: list[str] = []
-    for node in topological(program):
+
+    def add(e) -> None:
+        for s in sorted(free_symbols(e)):
+            if not s.startswith("_") and s not in seen:
+                seen.append(s)
+    nodes = topological(program)
+    for node in nodes:
         if isinstance(node, Input):
             for n in node.shape:
-                for s in sorted(free_symbols(n)):
-                    if s not in seen:
-                        seen.append(s)
+                add(n)
+    for node in nodes:
+        for n in node.shape:
+            add(n)
+        if isinstance(node, ShapeOp):
+            im = node.index_map()
+            add(im.requires)
+            for p in im.pieces:
+                for e in (p.guard, p.forward_guard, *p.backward, *p.forward):
+                    if e is not None:
+                        add(e)
     return seen
 
 

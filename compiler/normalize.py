@@ -10,6 +10,10 @@ sparse operand of a map is a *view* (shape operators over one leaf) that a curso
   there. Concat (several pieces) and pad (a fill) stay where they are; the planner
   computes a map below them first when it must.
 * **Fills.** ``pad(x, c)`` with ``c != 0`` becomes ``where(inside, pad(x, 0), c)``.
+* **Contractions.** ``sum(x * y)`` contracting axes of two sparse n-d operands (tensordot,
+  n-d matmul without batch axes) becomes a matrix product of two reshaped views, reshaped
+  back: ``Σ_k x[i.., k..] y[k.., j..]`` with ``i..``, ``k..``, ``j..`` each collapsed
+  row-major is exactly the matrix product's entry.
 
 Both rewrites keep shape and dtype; the result is checked by re-building every node.
 """
@@ -20,15 +24,17 @@ import dataclasses
 
 import numpy as np
 
-from sparsefold.spec.compute import Input, Literal, Map
+from sparsefold.spec import sizes as sz
+from sparsefold.spec.compute import Input, Literal, Map, Reduce
 from sparsefold.spec.functions import get_function
 from sparsefold.spec.errors import InternalError
 from sparsefold.spec.ir import Node, ShapeOp
-from sparsefold.spec.ops_axes import BroadcastTo
+from sparsefold.spec.ops_axes import BroadcastTo, ExpandDims, PermuteDims, Squeeze
 from sparsefold.spec.ops_index import Pad
+from sparsefold.spec.ops_reshape import Collapse, Split, reshape_steps
 from sparsefold.spec.printer import topological
 
-__all__ = ["normalize", "with_operands", "replace_node"]
+__all__ = ["normalize", "with_operands", "replace_node", "replace_operand"]
 
 
 def with_operands(node: Node, operands: list[Node]) -> Node:
@@ -46,6 +52,23 @@ def with_operands(node: Node, operands: list[Node]) -> Node:
     if all(changes[k] is getattr(node, k) for k in changes):
         return node
     return dataclasses.replace(node, **changes)
+
+
+def replace_operand(root: Node, old: Node, new: Node) -> Node:
+    """``root`` with ``old`` replaced where it is an argument of the elementwise maps at the
+    top of ``root`` (an operand of a co-iteration); elsewhere — inside a view of another
+    operand — it stays (``a - a.T`` reorders ``a`` for the left operand only). When it is
+    no such argument, every occurrence is replaced."""
+    def visit(node: Node) -> Node:
+        if node == old:
+            return new
+        if isinstance(node, Map):
+            return with_operands(node, [visit(a) for a in node.args])
+        if isinstance(node, Reduce):
+            return with_operands(node, [visit(node.arg)])
+        return node
+    out = visit(root)
+    return out if out != root else replace_node(root, old, new)
 
 
 def replace_node(root: Node, old: Node, new: Node) -> Node:
@@ -92,6 +115,10 @@ def _rewrite(node: Node, memo: dict[int, Node]) -> Node:
     new = with_operands(node, [_rewrite(o, memo) for o in node.operands()])
     if isinstance(new, Pad) and new.fill != 0 and _sparse(new.arg):
         new = _split_fill(new)
+    if isinstance(new, Reduce):
+        matrix = _as_matrix_product(new)
+        if matrix is not None:
+            new = _rewrite(matrix, memo)
     if isinstance(new, Map) and _sparse(new):
         new = _explicit(new)
     if _pushable(new) and isinstance(new.operands()[0], Map) and _sparse(new.operands()[0]):
@@ -108,4 +135,73 @@ def normalize(program: Node) -> Node:
     if out.shape != program.shape or out.dtype != program.dtype:
         raise InternalError(f"normalize changed {program.dtype}{program.shape} into "
                             f"{out.dtype}{out.shape}")
+    return out
+
+
+# --- n-d contractions as matrix products --------------------------------------------------------
+
+def _reshape(node: Node, shape: tuple) -> Node:
+    """Row-major reshape as the spec's collapse/split steps."""
+    _, steps = reshape_steps(node.shape, tuple(shape))
+    for step in steps:
+        if step[0] == "collapse":
+            node = Collapse(node, step[1], step[2])
+        elif step[0] == "split":
+            node = Split(node, step[1], tuple(step[2]))
+        elif step[0] == "expand":
+            for _ in range(step[2]):
+                node = ExpandDims(node, step[1])
+        else:
+            node = Squeeze(node, (step[1],))
+    return node
+
+
+def _matmul(x: Node, y: Node, red: Reduce) -> Node:
+    """``sum(x[:, :, None] * y[None, :, :], axis=1)`` for matrices, as the front end builds
+    ``x @ y`` (accumulating in the reduction's dtype)."""
+    shape = (x.shape[0], x.shape[1], y.shape[1])
+    prod_ = Map(get_function("multiply"), (BroadcastTo(ExpandDims(x, 2), shape),
+                                          BroadcastTo(ExpandDims(y, 0), shape)))
+    return Reduce(prod_, (1,), "sum", red.dtype)
+
+
+def _as_matrix_product(red: Reduce) -> Node | None:
+    """A sparse × sparse contraction over any axes (``tensordot`` of n-d COO) as a matrix
+    product: each operand's free axes and contracted axes collapsed (a transpose and a
+    reshape of a view), the product reshaped back. None when it already is one, or is not
+    a contraction of two sparse operands without batch axes."""
+    from sparsefold.compiler.contract import core
+    monoid = red.monoid if isinstance(red.monoid, str) else red.monoid.name
+    arg = red.arg
+    if monoid != "sum" or not isinstance(arg, Map) or arg.fn.name != "multiply" or \
+            not all(_sparse(a) for a in arg.args):
+        return None
+    found = [core(a) for a in arg.args]
+    if None in found:
+        return None
+    (cx, ax), (cy, ay) = found
+    reduced, sx, sy = set(red.axes), set(ax), set(ay)
+    i = sorted(sx - sy - reduced)
+    j = sorted(sy - sx - reduced)
+    k = sorted(sx & sy & reduced)
+    if (sx & sy) - reduced or reduced - (sx & sy) or not k or (len(i) == len(j) == 0):
+        return None
+    if len(i) == len(j) == len(k) == 1 and cx.ndim == cy.ndim == 2:
+        return None  # already a matrix product
+    size = {d: arg.shape[d] for d in range(arg.ndim)}
+
+    def product(axes):
+        out = sz.Const(1)
+        for d in axes:
+            out = sz.mul(out, size[d])
+        return out
+    x2 = _reshape(PermuteDims(cx, tuple(ax.index(d) for d in i + k)),
+                  (product(i), product(k)))
+    y2 = _reshape(PermuteDims(cy, tuple(ay.index(d) for d in k + j)),
+                  (product(k), product(j)))
+    out = _reshape(_matmul(x2, y2, red), tuple(size[d] for d in i + j))
+    kept = [d for d in range(arg.ndim) if d not in reduced]
+    order = i + j
+    if order != kept:
+        out = PermuteDims(out, tuple(order.index(d) for d in kept))
     return out

@@ -26,12 +26,13 @@ from typing import Any
 
 from sparsefold.compiler.cnames import check_compilable_dtype
 from sparsefold.compiler.kernel import NotFinite, StageKernel, bind_sizes
-from sparsefold.compiler.normalize import normalize, replace_node
+from sparsefold.compiler.normalize import normalize, replace_operand
 from sparsefold.compiler.planner import NeedsStage, plan
 from sparsefold.compiler.plans import CoiterPlan
 from sparsefold.compiler.results import OUT_FORMATS, out_format
 from sparsefold.spec.compute import Input
-from sparsefold.spec.errors import IllFormedProgram, InternalError
+from sparsefold.spec import sizes as sz
+from sparsefold.spec.errors import IllFormedProgram, InternalError, InvalidData
 from sparsefold.spec.formats import Format, named_format
 from sparsefold.spec.ir import Node
 from sparsefold.spec.ops_axes import PermuteDims
@@ -69,8 +70,14 @@ class Kernel:
     """A compiled program for one output format: its stages, then the final kernel."""
 
     def __init__(self, program: Node, out_name: str, *, exact: bool = False,
-                 optimized: bool = False):
+                 optimized: bool = False, requires: tuple[sz.Expr, ...] = ()):
         self.source_program = program
+        self.requires = tuple(requires)
+        self._requires_fn = sz.python_function(self.requires)
+        with sz.assuming(self.requires):
+            self._compile(program, out_name, exact, optimized)
+
+    def _compile(self, program: Node, out_name: str, exact: bool, optimized: bool) -> None:
         self.out_name = out_name
         self.exact = exact
         self.program = program if optimized else optimize(program)
@@ -98,9 +105,9 @@ class Kernel:
                 if need.node == program:
                     raise IllFormedProgram(f"not supported yet by the compiler: {need.why}; "
                                            f"use .interpret()")
-                program = replace_node(program, need.node, self._temporary(need))
+                program = replace_operand(program, need.node, self._temporary(need))
                 continue
-            stage = StageKernel(program, fmt, p, what=what)
+            stage = StageKernel(program, fmt, p, what=what, assumed=self.requires)
             temps = [i.name for i in stage.inputs if i.name in self._temp_names()]
             if temps:
                 stage.stage_notes = [f"Reads temporaries {', '.join(temps)} computed by "
@@ -160,7 +167,13 @@ class Kernel:
     # --- call -----------------------------------------------------------------------------
     def __call__(self, values: dict[str, Any], library: str = "scipy"):
         try:
-            env = bind_sizes(self.inputs, values, {}) if self.stages else None
+            env = bind_sizes(self.inputs, values, {}) if self.stages or self.requires \
+                else None
+            if self.requires and not all(self._requires_fn(env)):
+                # the trace assumed these sizes equal (sizes.assuming): reading on would
+                # read one operand past its end
+                raise InvalidData(f"sizes {env} break the program's precondition "
+                                  f"{' and '.join(map(str, self.requires))}")
             vals = dict(values)
             for temp, stage in self.stages:
                 vals[temp.name] = stage(vals, "scipy", env)
@@ -172,6 +185,7 @@ class Kernel:
         """The same program with no annihilation that needs finite operands."""
         with self._lock:
             if self._exact is None:
-                self._exact = Kernel(self.program, self.out_name, exact=True, optimized=True)
+                self._exact = Kernel(self.program, self.out_name, exact=True, optimized=True,
+                                     requires=self.requires)
             return self._exact
 

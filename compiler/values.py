@@ -40,15 +40,16 @@ def index(e: sz.ExprLike, coords: Mapping[str, Expr] | None = None) -> Expr:
         if s in coords:
             v = coords[s]
             uses.extend(variables(v))
-            return v.name if isinstance(v, Var) else f"({_text(v)})"
+            return v.name if isinstance(v, Var) else _text(v)
         return size_var(s)
     text = sz.to_c(e, name)
     return Lit(text, INT, tuple(dict.fromkeys(uses)))
 
 
 def _text(e: Expr) -> str:
+    """``e`` as an operand of the size language's C text (parenthesized unless atomic)."""
     from sparsefold.compiler.emit import render_expr
-    return render_expr(e)
+    return render_expr(e, 13)
 
 
 def convert(value, dt: np.dtype) -> Expr:

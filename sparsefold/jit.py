@@ -32,14 +32,15 @@ _KERNELS: dict[tuple, Any] = {}
 _KERNELS_LOCK = threading.Lock()
 
 
-def compile_program(program, out: str):
-    """The kernel for ``program`` with output format ``out`` (cached by structure)."""
+def compile_program(program, out: str, requires: tuple = ()):
+    """The kernel for ``program`` with output format ``out`` (cached by structure);
+    ``requires``: size equalities the trace assumed, checked before the kernel runs."""
     from sparsefold.compiler.pipeline import Kernel
-    key = (program, out)
+    key = (program, out, tuple(requires))
     with _KERNELS_LOCK:
         k = _KERNELS.get(key)
         if k is None:
-            k = _KERNELS[key] = Kernel(program, out)
+            k = _KERNELS[key] = Kernel(program, out, requires=tuple(requires))
         return k
 
 
@@ -62,6 +63,7 @@ class JitFunction:
         self.out = out
         self._programs: dict[tuple, tuple] = {}
         self._recent: dict[tuple, tuple] = {}
+        self._assumed: dict = {}   # program -> size equalities its trace assumed
         self._lock = threading.Lock()
 
     def _trace(self, args, infos, mode: str):
@@ -78,14 +80,20 @@ class JitFunction:
             shape = tuple(n if (concrete or n in (0, 1)) else _size_expr(classes[n])
                           for n in info.shape)
             lazies.append(LazyArray(Input(f"a{p}", shape, info.dtype, info.format)))
-        result = self.fn(*lazies)
+        if concrete:
+            result, assumed = self.fn(*lazies), []
+        else:  # sizes that must agree but differ symbolically become preconditions
+            with sz.assuming() as assumed:
+                result = self.fn(*lazies)
         if not isinstance(result, LazyArray):
             raise IllFormedProgram(f"a jit function must return a sparsefold array, found "
                                    f"{type(result).__name__}")
         if result.bindings:
             raise IllFormedProgram("a jit function must compute from its arguments only; it "
                                    "captured arrays wrapped with sf.asarray")
-        return result.node
+        if assumed and not _hold(assumed, result.node, args):
+            raise IllFormedProgram("the traced program's size assumptions fail here")
+        return result.node, tuple(assumed)
 
     def program_for(self, *args):
         """(program, input names, output format) for these arguments (traced if new)."""
@@ -97,19 +105,24 @@ class JitFunction:
                     for a, info in zip(args, infos))
         with self._lock:
             hit = self._programs.get(sig)
-        if hit is None or (hit[1] and hit[2] != tuple(i.shape for i in infos if i)):
+        shapes = tuple(i.shape for i in infos if i)
+        if hit is not None and hit[3] and not _hold(hit[3], hit[0], args):
+            hit = None  # this call breaks an assumption: the concrete trace says how
+        if hit is None or (hit[1] and hit[2] != shapes):
             program = None
             for mode in ("plain", "products"):
                 try:
-                    program, concrete = self._trace(args, infos, mode), False
+                    (program, assumed), concrete = self._trace(args, infos, mode), False
                     break
                 except (IllFormedProgram, TypeError, ValueError):
                     continue
             if program is None:
-                program, concrete = self._trace(args, infos, "concrete"), True
-            hit = (program, concrete, tuple(i.shape for i in infos if i))
-            if not concrete:
-                with self._lock:
+                (program, assumed), concrete = self._trace(args, infos, "concrete"), True
+            hit = (program, concrete, shapes, assumed)
+            with self._lock:
+                if assumed:
+                    self._assumed[program] = assumed
+                if not concrete:
                     self._programs[sig] = hit
         out = self.out or _default_out(infos)
         return hit[0], out
@@ -122,12 +135,28 @@ class JitFunction:
         hit = self._recent.get(quick)
         if hit is None:
             program, out = self.program_for(*args)
-            hit = (compile_program(program, out), _library(args))
+            hit = (compile_program(program, out, self._assumed.get(program, ())),
+                   _library(args))
             if len(self._recent) < 64:
                 self._recent[quick] = hit
         kernel, library = hit
         values = {f"a{p}": a for p, a in enumerate(args) if not _is_scalar(a)}
         return kernel(values, library)
+
+
+def _hold(assumed, program, args) -> bool:
+    """Every assumed size equality holds for these arguments' shapes."""
+    env: dict[str, int] = {}
+    for node in topological(program):
+        if isinstance(node, Input) and node.name.startswith("a"):
+            arg = args[int(node.name[1:])]
+            for declared, n in zip(node.shape, np.shape(arg)):
+                if isinstance(declared, sz.Sym):
+                    env[declared.name] = int(n)
+    try:
+        return all(bool(sz.evaluate(e, env)) for e in assumed)
+    except IllFormedProgram:
+        return False
 
 
 def _size_classes(infos, *, products: bool = False) -> dict[int, object]:

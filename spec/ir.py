@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from sparsefold.spec.errors import IllFormedProgram, InternalError
-from sparsefold.spec.sizes import TRUE, Expr, as_expr, definitely_equal
+from sparsefold.spec.sizes import TRUE, Expr, as_expr, assume_equal, definitely_equal
 
 __all__ = ["Node", "ShapeOp", "Piece", "IndexMap", "Shape", "normalize_axis", "show_shape",
            "require_equal"]
@@ -178,6 +178,7 @@ def show_shape(shape: Shape) -> str:
 
 
 def require_equal(a: Expr, b: Expr, what: str) -> None:
-    """Sizes that must be equal: decided on normal forms; unknown counts as unequal."""
-    if not definitely_equal(a, b):
+    """Sizes that must be equal: decided on normal forms; unknown counts as unequal (or,
+    while tracing, becomes an assumption checked when the kernel runs: ``sizes.assuming``)."""
+    if not definitely_equal(a, b) and not assume_equal(a, b):
         raise IllFormedProgram(f"{what}: expected equal sizes, found {a} and {b}")

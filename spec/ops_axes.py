@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from sparsefold.spec.errors import IllFormedProgram
 from sparsefold.spec.ir import Node, Piece, Shape, ShapeOp, normalize_axis, show_shape
-from sparsefold.spec.sizes import TRUE, Const, Expr, and_, as_expr, const_value, \
-    definitely_equal, eq, in_coords, out_coords
+from sparsefold.spec.sizes import TRUE, Const, Expr, and_, as_expr, assume_equal, \
+    const_value, definitely_equal, eq, in_coords, out_coords
 
 __all__ = ["BroadcastTo", "ExpandDims", "Squeeze", "PermuteDims", "broadcast_shapes"]
 
@@ -18,6 +18,8 @@ def _broadcast_pair(a: Expr, b: Expr) -> Expr | None:
         return a
     if a == Const(1):
         return b
+    if assume_equal(a, b):  # tracing: equal sizes assumed, checked when the kernel runs
+        return a
     return None
 
 
@@ -63,7 +65,8 @@ class BroadcastTo(ShapeOp):
                 f"{show_shape(t)}")
         for d, size in enumerate(s):
             goal = t[len(t) - len(s) + d]
-            if not (definitely_equal(size, goal) or size == Const(1)):
+            if not (definitely_equal(size, goal) or size == Const(1) or
+                    assume_equal(size, goal)):
                 raise IllFormedProgram(
                     f"broadcast_to: cannot broadcast shape {show_shape(s)} to "
                     f"{show_shape(t)}: axis {d} has size {size}; expected {goal} or 1")

@@ -23,9 +23,11 @@ explicit overrides: :data:`PYTHON` (exact constant folding on Python ints), :dat
 
 from __future__ import annotations
 
+import contextvars
 import operator
 import re
 from collections.abc import Callable, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Union
 
@@ -39,7 +41,7 @@ __all__ = [
     "lt", "le", "eq", "ne", "gt", "ge", "and_", "or_", "not_", "select", "product",
     "TRUE", "FALSE", "free_symbols", "substitute", "evaluate", "read", "to_c",
     "definitely_equal", "is_const", "const_value", "out_coords", "in_coords",
-    "check_symbol_name",
+    "check_symbol_name", "assuming", "assume_equal",
 ]
 
 
@@ -398,6 +400,44 @@ def _nonneg_atom(e: Expr) -> bool:
     if isinstance(e, Op) and e.op in ("floordiv", "mod", "min", "max"):
         return all(_nonneg_poly(_poly(a)) for a in e.args)
     return False
+
+
+_ASSUMED: contextvars.ContextVar[list | None] = contextvars.ContextVar(
+    "sparsefold_size_assumptions", default=None)
+
+
+@contextmanager
+def assuming(known: tuple[Expr, ...] | None = None):
+    """Within the block, two sizes that must be equal but cannot be proved equal (``n1``
+    and ``((n0 + 1) // 2 + 1) // 2``) are *assumed* equal, and the assumption ``n1 == ...``
+    is recorded in the list this yields. The tracer of ``sf.jit`` turns the list into
+    run-time preconditions, so one kernel serves every shape where they hold.
+
+    With ``known`` (the preconditions of a traced program), only those equalities are
+    assumed — the compiler rebuilds nodes of the program under them — and no new one."""
+    token = _ASSUMED.set((list(known), True) if known is not None else ([], False))
+    try:
+        yield _ASSUMED.get()[0]
+    finally:
+        _ASSUMED.reset(token)
+
+
+def assume_equal(a: ExprLike, b: ExprLike) -> bool:
+    """Inside :func:`assuming`: True when ``a == b`` is (or, while tracing, becomes) an
+    assumption — never for two different constants; outside: False."""
+    state = _ASSUMED.get()
+    if state is None:
+        return False
+    assumed, fixed = state
+    a, b = as_expr(a), as_expr(b)
+    if is_const(a) and is_const(b):
+        return False
+    if eq(a, b) in assumed or eq(b, a) in assumed:
+        return True
+    if fixed:
+        return False
+    assumed.append(eq(a, b))
+    return True
 
 
 def definitely_equal(a: ExprLike, b: ExprLike) -> bool:
