@@ -19,6 +19,7 @@ from sparsefold.compiler.plans import ContractPlan, Operand, Reduction
 from sparsefold.compiler.streams import NotAStream, is_locatable, stream_pieces
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Map, Reduce
+from sparsefold.spec.errors import IllFormedProgram
 from sparsefold.spec.formats import Format
 from sparsefold.spec.ir import Node
 from sparsefold.spec.ops_axes import BroadcastTo, ExpandDims, PermuteDims
@@ -76,6 +77,10 @@ def contraction(red: Reduce, chain, fmt: Format, need_stage) -> ContractPlan | N
     (cx, ax), (cy, ay) = found
     reduced = set(red.axes)
     sx, sy = set(ax), set(ay)
+    if (sx & sy) - reduced:
+        raise IllFormedProgram(
+            "not supported yet by the compiler: a product of two sparse operands with batch "
+            "axes (axes both keep without summing); use .interpret(), or loop over the batch")
     i = sorted(sx - sy - reduced)
     j = sorted(sy - sx - reduced)
     k = sorted(sx & sy & reduced)

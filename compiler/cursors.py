@@ -27,8 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from sparsefold.compiler.bounds import read_coordinate
-from sparsefold.compiler.loops import (BOOL, INT, Assign, Bin, Expr, If, Lit, Load, Not, Var,
-                                       as_expr)
+from sparsefold.compiler.loops import (BOOL, INT, Assign, Bin, Expr, If, Lit, Load, Not, Var)
 from sparsefold.compiler.lowering import Lowering
 from sparsefold.compiler.streams import StreamPiece
 from sparsefold.compiler.values import Values, index
@@ -151,29 +150,38 @@ class FlatCursor:
                 b.assign(self.stale, False)
 
     def settle(self) -> None:
-        """Emits: if stale, move to the next kept entry and compute key and coordinates."""
+        """Emits: if stale, move to the next kept entry and compute key and coordinates.
+        Without guards (and for a sparse leaf, whose entries are all kept) one test
+        suffices; otherwise a loop skips the entries the guards drop."""
         b = self.low.b
+        skips = bool(conjuncts(self.piece.guard)) or self.dense
         with b.if_(self.stale):
             b.assign(self.stale, False)
-            with b.while_(Lit("True", BOOL)):
-                self._settle_once()
-                b.brk()
+            if skips:
+                with b.while_(Lit("True", BOOL)):
+                    with b.if_(self._exhausted()):
+                        b.assign(self.key, END)
+                        b.brk()
+                    self._settle_at()
+                    b.brk()
+            else:
+                with b.if_(self._exhausted()):
+                    b.assign(self.key, END)
+                with b.else_():
+                    self._settle_at()
 
-    def _done(self) -> None:
-        b = self.low.b
-        b.assign(self.key, END)
-        b.brk()
+    def _exhausted(self) -> Expr:
+        if self.dense:
+            return Bin(">=", self.coord[self.modes[0]], self._size(0))
+        return Bin(">=", self.pos_vars[self.z], self.end)
 
-    def _settle_once(self) -> None:
+    def _settle_at(self) -> None:
+        """At a position inside the leaf: outer levels follow, coordinates are read, guards
+        skip (``continue`` the settle loop), then coordinates and key."""
         b, piece, leaf = self.low.b, self.piece, self.piece.leaf
         guards = conjuncts(piece.guard)
-        if self.dense:
-            with b.if_(Bin(">=", self.coord[self.modes[0]], self._size(0))):
-                self._done()
-        else:
+        if not self.dense:
             qz = self.pos_vars[self.z]
-            with b.if_(Bin(">=", qz, self.end)):
-                self._done()
             # outer levels follow the innermost position (empty rows are passed here)
             child = qz
             for l in range(self.z - 1, -1, -1):

@@ -126,7 +126,7 @@ def lower_coiter(low: Lowering, plan: CoiterPlan, asm: Assembler) -> None:
 # --- flat: cursors over whole leaves, keys linearized in the iteration order ----------------
 
 def _flat(co: _Coiteration) -> None:
-    low, plan, b = co.low, co.plan, co.low.b
+    plan, b = co.plan, co.low.b
     co.make_cursors(row=False)
     acc = _Accumulator.make(co, scope="all")
     names = [o.name for o in plan.operands]
@@ -304,7 +304,7 @@ def _rows(co: _Coiteration) -> None:
 def _universe(co: _Coiteration) -> None:
     """Dense-valued expressions: every coordinate of the space in row-major order; each
     cursor is here when its key equals the current coordinate."""
-    low, plan, b = co.low, co.plan, co.low.b
+    plan, b = co.plan, co.low.b
     row = plan.mode == "row"
     co.make_cursors(row=row)
     names = [o.name for o in plan.operands]

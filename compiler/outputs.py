@@ -281,9 +281,9 @@ class ScatterOut(Assembler):
         self.ix = index_ctype(index_dtype)
         self.coo = not fmt.levels[0].full
         self.rows = index(shape[fmt.mode_order[0]])
-        self.note = (f"Output: {fmt} by count-and-scatter over the outer coordinate (within "
-                     f"each outer coordinate the order is proved, so the stable placement "
-                     f"needs no sort)")
+        self.note = (f"Output: {fmt} by count-and-scatter over the outer coordinate (FALLBACK "
+                     f"for entries not in storage order; within each outer coordinate their "
+                     f"order is proved, so the stable placement needs no sort)")
         self.n, self.m = Var("n"), Var("m")
         self.returns = (self.n, self.m)
 

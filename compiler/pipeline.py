@@ -36,7 +36,7 @@ from sparsefold.spec.errors import IllFormedProgram, InternalError, InvalidData
 from sparsefold.spec.formats import Format, named_format
 from sparsefold.spec.ir import Node
 from sparsefold.spec.ops_axes import PermuteDims
-from sparsefold.spec.printer import show_program, topological
+from sparsefold.spec.printer import topological
 
 __all__ = ["Kernel", "optimize", "OUT_FORMATS", "out_format"]
 

@@ -1,4 +1,7 @@
-"""Golden files pin the generated Cython of a few small kernels (STYLE 12).
+"""Golden files pin the generated Cython of a few small kernels (STYLE 12): one per loop-IR
+feature — leaf loops, row loops with segment copies, bulk copies, count-and-scatter,
+co-iteration (flat, by rows, over every coordinate), register accumulation, a contraction
+with a workspace, and a staged reorder.
 
 A change to emission shows up here as a readable diff. After checking the new text is
 right, regenerate with ``SPARSEFOLD_UPDATE_GOLDEN=1 pytest tests/compiler/test_golden.py``.
@@ -32,19 +35,43 @@ CASES = {
                           (_csr((6, 4)), _csr((2, 4))), "csr"),
     "vstack_spmv": (lambda a, b, x: sf.concat([a, b], axis=0) @ x,
                     (_csr((3, 4)), _csr((2, 4)), np.ones(4, np.float32)), "dense"),
+    "csr_vstack_bulk": (lambda a, b: sf.concat([a, b], axis=0), (_csr((3, 4)), _csr((2, 4))),
+                        "csr"),
+    "csr_transpose_scatter": (lambda a: a.T, (_csr((4, 3)),), "csr"),
+    "coo_hstack_merge": (lambda a, b: sf.concat([a, b], axis=1),
+                         (_csr((4, 3), "coo"), _csr((4, 2), "coo")), "coo"),
+    "add3_coo_flat": (lambda a, b, c: a * b + c,
+                      (_csr((4, 3), "coo"), _csr((4, 3), "coo"), _csr((4, 3), "coo")), "coo"),
+    "sum_rows_of_union": (lambda a, b: sf.max(a + b, axis=1), (_csr((4, 3)), _csr((4, 3))),
+                          "dense"),
+    "plus_one_universe": (lambda a: a + 1, (_csr((4, 3)),), "dense"),
+    "spgemm_workspace": (lambda a, b: a @ b, (_csr((4, 3)), _csr((3, 5))), "csr"),
+    "a_minus_at_staged": (lambda a: a - a.T, (_csr((4, 4), "csc"),), "csr"),
 }
 
 
 def _source(name: str) -> str:
     fn, args, out = CASES[name]
-    program, out = JitFunction(fn, out).program_for(*args)
-    kernel = compile_program(program, out)
-    index_dtypes = {}
-    for inp, value in zip(kernel.inputs, args):
-        if not inp.format.is_dense:
-            levels = sparse_levels(value, inp, inp.name)
-            index_dtypes[inp.name] = {k: v.dtype for k, v in levels.items() if k != "val"}
-    return kernel.source(index_dtypes, "int32")[0]
+    jf = JitFunction(fn, out)
+    program, out = jf.program_for(*args)
+    kernel = compile_program(program, out, jf._assumed.get(program, ()))
+    values = {f"a{p}": a for p, a in enumerate(args)}
+
+    def index_dtypes(stage):
+        found = {}
+        for inp in stage.inputs:
+            if inp.format.is_dense:
+                continue
+            if inp.name in values:
+                levels = sparse_levels(values[inp.name], inp, inp.name)
+                found[inp.name] = {k: v.dtype for k, v in levels.items() if k != "val"}
+            else:  # a temporary: int32 indices
+                found[inp.name] = {f"{p}{lv}": np.dtype(np.int32)
+                                   for lv, level in enumerate(inp.format.levels)
+                                   for p, has in (("pos", level.has_pos),
+                                                  ("crd", level.has_crd)) if has}
+        return found
+    return "\n\n".join(kernel.sources(index_dtypes))
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -70,7 +97,7 @@ def _coo_hstack_source(parts: int) -> str:
     kernel = compile_program(program, out)
     levels = {k: v.dtype for k, v in sparse_levels(coo, kernel.inputs[0], "a0").items()
               if k != "val"}
-    return kernel.source({f"a{k}": levels for k in range(parts)}, "int32")[0]
+    return kernel.sources(lambda stage: {f"a{k}": levels for k in range(parts)})[-1]
 
 
 def test_fallback_is_announced_in_the_source():
@@ -85,15 +112,21 @@ def test_pieces_in_order_each_are_merged():
     replaces the sort."""
     text = _coo_hstack_source(2)
     assert "FALLBACK" not in text
-    assert "merge of 2 pieces by output key" in text
+    assert "co-iteration of a0+a1" in text
 
 
 def test_show_prints_every_strategy(capsys):
-    """sf.show returns (and prints) the source for stream, merge and dense plans alike."""
+    """sf.show returns (and prints) the source for stream, co-iteration, contraction and
+    dense-valued plans alike, every stage of a staged one."""
     a = _csr((4, 3))
-    for fn, strategy in [(lambda x, y: sf.concat([x, y], axis=1), "stream"),
-                         (lambda x, y: x * y, "merge"), (lambda x, y: x + 1, "dense")]:
-        text = sf.show(fn, a, a, out="csr")
+    sq = _csr((3, 3), "csc")
+    for fn, args, strategy in [
+            (lambda x, y: sf.concat([x, y], axis=1), (a, a), "stream"),
+            (lambda x, y: x * y, (a, a), "co-iteration"),
+            (lambda x, y: x + 1, (a, a), "every coordinate (dense-valued)"),
+            (lambda x, y: x @ y.T, (a, a), "contraction"),
+            (lambda x, y: x - x.T, (sq, sq), "Stage: computes temporary tmp0")]:
+        text = sf.show(fn, *args, out="csr")
         assert text.startswith("# cython:") and "def run(" in text
-        assert f"Strategy: {strategy}" in text
+        assert strategy in text, strategy
     assert "def run(" in capsys.readouterr().out

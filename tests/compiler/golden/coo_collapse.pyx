@@ -1,14 +1,15 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: stream -> csr
-# sparsefold compiler 0.1.0; source hash c64bef7285d7ee75
+# sparsefold compiler 0.2.0; source hash 5fb781125c810db4
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] coo
 #   %1 = collapse(%0, start=0, stop=2)           : float32(n0 * n1,)
-# Strategy: stream (1 piece(s), leaf loop); Output: csr, appended in storage order (order proved for every piece; no sort needed).
+# Strategy: stream (1 piece(s), leaf loop); Output: csr, appended in storage order (order proved
+#   for every piece; no sort needed).
 
-from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, INT64_MAX
 from libc.math cimport NAN, INFINITY, fabs, pow
 from libc.string cimport memcpy
 from cpython.buffer cimport (PyBUF_ANY_CONTIGUOUS, PyBUF_WRITABLE, PyBuffer_Release,
@@ -34,34 +35,33 @@ def _sf_fail(site, a, b, c):
     kind, what = _SF_SITES[site - 1]
     if kind == "pos":
         raise InvalidData(f"{what} is not monotone non-decreasing: row {a} spans [{b}, {c})")
+    if kind == "map":
+        raise InvalidData(f"{what}: the operator mapped an entry to {a}, outside [0, {b})")
     raise InvalidData(f"{what} out of range [0, {b}): found {a}")
 
 _SF_SITES = (('range', 'a0: coords[0]'), ('range', 'a0: coords[1]'), )
-def run(object p_in_a0_pos0, object p_in_a0_crd0, object p_in_a0_crd1, object p_in_a0_val, int64_t S_n0, int64_t S_n1, object p_out_crd0, object p_out_val):
-    cdef int64_t cur
-    cdef int64_t i0
-    cdef int64_t i1
-    cdef int64_t m
-    cdef int64_t n
-    cdef int64_t o0
-    cdef int64_t q0
-    cdef int64_t q1
-    cdef int64_t sf_a
-    cdef int64_t sf_b
-    cdef int64_t sf_bad
-    cdef int64_t sf_c
-    cdef int64_t t
+
+def run(
+        int64_t S_n0,
+        int64_t S_n1,
+        object p_out_crd0,
+        object p_out_val,
+        object p_in_a0_pos0,
+        object p_in_a0_crd0,
+        object p_in_a0_crd1,
+        object p_in_a0_val,
+):
+    cdef int64_t i0, i1, m, n, o0, q0, sf_a, sf_b, sf_bad, sf_c
+    cdef int32_t* out_crd0 = <int32_t*>_sf_address(p_out_crd0, sizeof(int32_t), 1)
+    cdef float* out_val = <float*>_sf_address(p_out_val, sizeof(float), 1)
     cdef int64_t* in_a0_pos0 = <int64_t*>_sf_address(p_in_a0_pos0, sizeof(int64_t), 0)
     cdef int32_t* in_a0_crd0 = <int32_t*>_sf_address(p_in_a0_crd0, sizeof(int32_t), 0)
     cdef int32_t* in_a0_crd1 = <int32_t*>_sf_address(p_in_a0_crd1, sizeof(int32_t), 0)
     cdef float* in_a0_val = <float*>_sf_address(p_in_a0_val, sizeof(float), 0)
-    cdef int32_t* out_crd0 = <int32_t*>_sf_address(p_out_crd0, sizeof(int32_t), 1)
-    cdef float* out_val = <float*>_sf_address(p_out_val, sizeof(float), 1)
     with nogil:
         sf_bad = 0
         n = 0
         m = 0
-        cur = 0
         # piece 0: entries of a0 (coo) in storage order -> output coordinates _i0 * n1 + _i1
         for q0 in range(in_a0_pos0[0], in_a0_pos0[0 + 1]):
             i0 = in_a0_crd0[q0]
@@ -72,8 +72,7 @@ def run(object p_in_a0_pos0, object p_in_a0_crd0, object p_in_a0_crd1, object p_
                     sf_b = S_n0
                     sf_c = 0
                 i0 = 0
-            q1 = q0
-            i1 = in_a0_crd1[q1]
+            i1 = in_a0_crd1[q0]
             if <uint64_t>i1 >= <uint64_t>S_n1:
                 if sf_bad == 0:
                     sf_bad = 2
@@ -83,7 +82,7 @@ def run(object p_in_a0_pos0, object p_in_a0_crd0, object p_in_a0_crd1, object p_
                 i1 = 0
             o0 = ((i0 * S_n1) + i1)
             out_crd0[n] = <int32_t>o0
-            out_val[n] = (<float>(in_a0_val[q1]))
+            out_val[n] = in_a0_val[q0]
             n = n + 1
     if sf_bad:
         _sf_fail(sf_bad, sf_a, sf_b, sf_c)

@@ -1,15 +1,16 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: stream -> csr
-# sparsefold compiler 0.1.0; source hash 3503d81415b3ffe4
+# sparsefold compiler 0.2.0; source hash 2f64b8cdf0429915
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
 #   %1 = input a1: float32[n0, n2] csr
 #   %2 = concat(%0, %1, axis=1)                  : float32(n0, n1 + n2)
-# Strategy: stream (2 piece(s), row loop); Output: csr, appended in storage order (order proved for every piece; no sort needed).
+# Strategy: stream (2 piece(s), row loop); Output: csr, appended in storage order (order proved for
+#   every piece; no sort needed).
 
-from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, INT64_MAX
 from libc.math cimport NAN, INFINITY, fabs, pow
 from libc.string cimport memcpy
 from cpython.buffer cimport (PyBUF_ANY_CONTIGUOUS, PyBUF_WRITABLE, PyBuffer_Release,
@@ -35,39 +36,37 @@ def _sf_fail(site, a, b, c):
     kind, what = _SF_SITES[site - 1]
     if kind == "pos":
         raise InvalidData(f"{what} is not monotone non-decreasing: row {a} spans [{b}, {c})")
+    if kind == "map":
+        raise InvalidData(f"{what}: the operator mapped an entry to {a}, outside [0, {b})")
     raise InvalidData(f"{what} out of range [0, {b}): found {a}")
 
 _SF_SITES = (('pos', 'a0: indptr'), ('pos', 'a1: indptr'), ('range', 'a0: indices'), ('range', 'a1: indices'), )
-def run(object p_in_a0_pos1, object p_in_a0_crd1, object p_in_a0_val, object p_in_a1_pos1, object p_in_a1_crd1, object p_in_a1_val, int64_t S_n0, int64_t S_n1, int64_t S_n2, object p_out_pos1, object p_out_crd1, object p_out_val):
-    cdef int64_t cur
-    cdef int64_t i0
-    cdef int64_t i1
-    cdef int64_t m
-    cdef int64_t n
-    cdef int64_t o0
-    cdef int64_t pos_bad
-    cdef int64_t q0
-    cdef int64_t q1
-    cdef int64_t r
-    cdef uint32_t range_bad32
-    cdef uint32_t range_c32
-    cdef uint32_t range_lim32
-    cdef int64_t range_v
-    cdef int64_t seg_len
-    cdef int64_t seg_start
-    cdef int64_t sf_a
-    cdef int64_t sf_b
-    cdef int64_t sf_bad
-    cdef int64_t sf_c
-    cdef int64_t t
+
+def run(
+        int64_t S_n0,
+        int64_t S_n1,
+        int64_t S_n2,
+        object p_in_a0_pos1,
+        object p_in_a0_crd1,
+        object p_in_a0_val,
+        object p_in_a1_pos1,
+        object p_in_a1_crd1,
+        object p_in_a1_val,
+        object p_out_crd1,
+        object p_out_pos1,
+        object p_out_val,
+):
+    cdef int64_t i0, i0_2, m, n, pos_bad, r, range_v, range_v_2, seg_len, seg_len_2, seg_start
+    cdef int64_t seg_start_2, sf_a, sf_b, sf_bad, sf_c, t, t_2, t_3
+    cdef uint32_t range_bad32, range_bad32_2, range_c32, range_c32_2, range_lim32, range_lim32_2
     cdef int32_t* in_a0_pos1 = <int32_t*>_sf_address(p_in_a0_pos1, sizeof(int32_t), 0)
     cdef int32_t* in_a0_crd1 = <int32_t*>_sf_address(p_in_a0_crd1, sizeof(int32_t), 0)
     cdef float* in_a0_val = <float*>_sf_address(p_in_a0_val, sizeof(float), 0)
     cdef int32_t* in_a1_pos1 = <int32_t*>_sf_address(p_in_a1_pos1, sizeof(int32_t), 0)
     cdef int32_t* in_a1_crd1 = <int32_t*>_sf_address(p_in_a1_crd1, sizeof(int32_t), 0)
     cdef float* in_a1_val = <float*>_sf_address(p_in_a1_val, sizeof(float), 0)
-    cdef int32_t* out_pos1 = <int32_t*>_sf_address(p_out_pos1, sizeof(int32_t), 1)
     cdef int32_t* out_crd1 = <int32_t*>_sf_address(p_out_crd1, sizeof(int32_t), 1)
+    cdef int32_t* out_pos1 = <int32_t*>_sf_address(p_out_pos1, sizeof(int32_t), 1)
     cdef float* out_val = <float*>_sf_address(p_out_val, sizeof(float), 1)
     with nogil:
         sf_bad = 0
@@ -78,10 +77,11 @@ def run(object p_in_a0_pos1, object p_in_a0_crd1, object p_in_a0_val, object p_i
         if pos_bad and sf_bad == 0:
             for t in range(S_n0):
                 if in_a0_pos1[t + 1] < in_a0_pos1[t]:
-                    sf_bad = 1
-                    sf_a = t
-                    sf_b = in_a0_pos1[t]
-                    sf_c = in_a0_pos1[t + 1]
+                    if sf_bad == 0:
+                        sf_bad = 1
+                        sf_a = t
+                        sf_b = in_a0_pos1[t]
+                        sf_c = in_a0_pos1[t + 1]
                     break
         # a1: rows in order before anything reads them
         pos_bad = 0
@@ -90,35 +90,33 @@ def run(object p_in_a0_pos1, object p_in_a0_crd1, object p_in_a0_val, object p_i
         if pos_bad and sf_bad == 0:
             for t in range(S_n0):
                 if in_a1_pos1[t + 1] < in_a1_pos1[t]:
-                    sf_bad = 2
-                    sf_a = t
-                    sf_b = in_a1_pos1[t]
-                    sf_c = in_a1_pos1[t + 1]
+                    if sf_bad == 0:
+                        sf_bad = 2
+                        sf_a = t
+                        sf_b = in_a1_pos1[t]
+                        sf_c = in_a1_pos1[t + 1]
                     break
         if sf_bad == 0:
             n = 0
             m = 0
-            cur = 0
             out_pos1[0] = 0
             # row-driven loop: output rows outermost; each piece contributes its source row (backward map), in piece order
             for r in range(S_n0):
                 # piece 0: row of a0 (csr)
                 i0 = r
-                q0 = i0
-                o0 = i0
                 # the row is copied unchanged: bulk copy (inner coordinate shifted)
-                seg_start = in_a0_pos1[q0]
-                seg_len = in_a0_pos1[q0 + 1] - seg_start
+                seg_start = in_a0_pos1[i0]
+                seg_len = in_a0_pos1[i0 + 1] - seg_start
                 range_lim32 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
                 range_bad32 = 0
-                for t in range(seg_len):
-                    range_c32 = <uint32_t>in_a0_crd1[seg_start + t]
+                for t_2 in range(seg_len):
+                    range_c32 = <uint32_t>in_a0_crd1[seg_start + t_2]
                     range_bad32 = range_bad32 | (range_c32 >= range_lim32)
-                    (&out_crd1[n])[t] = <int32_t>range_c32
-                    (&out_val[n])[t] = in_a0_val[seg_start + t]
+                    out_crd1[n + t_2] = <int32_t>range_c32
+                    out_val[n + t_2] = in_a0_val[seg_start + t_2]
                 if range_bad32:
-                    for t in range(seg_len):
-                        range_v = in_a0_crd1[seg_start + t]
+                    for t_2 in range(seg_len):
+                        range_v = in_a0_crd1[seg_start + t_2]
                         if <uint64_t>range_v >= <uint64_t>S_n1:
                             if sf_bad == 0:
                                 sf_bad = 3
@@ -128,30 +126,28 @@ def run(object p_in_a0_pos1, object p_in_a0_crd1, object p_in_a0_val, object p_i
                             range_v = 0
                 n = n + seg_len
                 # piece 1: row of a1 (csr)
-                i0 = r
-                q0 = i0
-                o0 = i0
+                i0_2 = r
                 # the row is copied unchanged: bulk copy (inner coordinate shifted)
-                seg_start = in_a1_pos1[q0]
-                seg_len = in_a1_pos1[q0 + 1] - seg_start
-                range_lim32 = <uint32_t>(S_n2 if S_n2 < <int64_t>2147483648 else <int64_t>2147483648)
-                range_bad32 = 0
-                for t in range(seg_len):
-                    range_c32 = <uint32_t>in_a1_crd1[seg_start + t]
-                    range_bad32 = range_bad32 | (range_c32 >= range_lim32)
-                    (&out_crd1[n])[t] = <int32_t>(range_c32 + <uint32_t>(S_n1))
-                    (&out_val[n])[t] = in_a1_val[seg_start + t]
-                if range_bad32:
-                    for t in range(seg_len):
-                        range_v = in_a1_crd1[seg_start + t]
-                        if <uint64_t>range_v >= <uint64_t>S_n2:
+                seg_start_2 = in_a1_pos1[i0_2]
+                seg_len_2 = in_a1_pos1[i0_2 + 1] - seg_start_2
+                range_lim32_2 = <uint32_t>(S_n2 if S_n2 < <int64_t>2147483648 else <int64_t>2147483648)
+                range_bad32_2 = 0
+                for t_3 in range(seg_len_2):
+                    range_c32_2 = <uint32_t>in_a1_crd1[seg_start_2 + t_3]
+                    range_bad32_2 = range_bad32_2 | (range_c32_2 >= range_lim32_2)
+                    out_crd1[n + t_3] = <int32_t>(range_c32_2 + <uint32_t>S_n1)
+                    out_val[n + t_3] = in_a1_val[seg_start_2 + t_3]
+                if range_bad32_2:
+                    for t_3 in range(seg_len_2):
+                        range_v_2 = in_a1_crd1[seg_start_2 + t_3]
+                        if <uint64_t>range_v_2 >= <uint64_t>S_n2:
                             if sf_bad == 0:
                                 sf_bad = 4
-                                sf_a = range_v
+                                sf_a = range_v_2
                                 sf_b = S_n2
                                 sf_c = 0
-                            range_v = 0
-                n = n + seg_len
+                            range_v_2 = 0
+                n = n + seg_len_2
                 out_pos1[r + 1] = <int32_t>n
     if sf_bad:
         _sf_fail(sf_bad, sf_a, sf_b, sf_c)

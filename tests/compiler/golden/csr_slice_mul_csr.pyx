@@ -1,17 +1,20 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
-# sparsefold kernel: stream -> csr
-# sparsefold compiler 0.1.0; source hash 0202914d4126307f
+# sparsefold kernel: coiterate -> csr
+# sparsefold compiler 0.2.0; source hash 30e0d31028335abd
 #
 # Program:
-#   %0 = input a0: float32[6, 4] csr
-#   %1 = slice(%0, slices=((0, 3, 2), (None, None, None))) : float32(2, 4)
-#   %2 = input a1: float32[2, 4] csr
-#   %3 = map(%1, %2, fn=multiply)                : float32(2, 4)
-# Strategy: merge (two sparse operands, row loop); Output: csr, appended in storage order (order proved for every piece; no sort needed).
-# Valid when a0, a1 are finite (0 * inf is nan); the runtime checks and otherwise runs the dense kernel.
+#   %0 = input a0: float32[n0, n1] csr
+#   %1 = slice(%0, slices=((0, (n0 + 1) // 2, 2), (None, None, None))) : float32((min((n0 + 1) // 2, n0) + 1) // 2, n1)
+#   %2 = input a1: float32[n2, n1] csr
+#   %3 = broadcastto(%2, target=((min((n0 + 1) // 2, n0) + 1) // 2, n1)) : float32((min((n0 + 1) // 2, n0) + 1) // 2, n1)
+#   %4 = map(%1, %3, fn=multiply)                : float32((min((n0 + 1) // 2, n0) + 1) // 2, n1)
+# Strategy: co-iteration (row) of a0, a1 over a0 & a1; Output: csr, appended in storage order
+#   (order proved for every piece; no sort needed).
+# Valid when a0, a1 are finite (0 * inf is nan); the runtime checks and otherwise runs the exact
+#   variant.
 
-from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, INT64_MAX
 from libc.math cimport NAN, INFINITY, fabs, pow
 from libc.string cimport memcpy
 from cpython.buffer cimport (PyBUF_ANY_CONTIGUOUS, PyBUF_WRITABLE, PyBuffer_Release,
@@ -37,122 +40,130 @@ def _sf_fail(site, a, b, c):
     kind, what = _SF_SITES[site - 1]
     if kind == "pos":
         raise InvalidData(f"{what} is not monotone non-decreasing: row {a} spans [{b}, {c})")
+    if kind == "map":
+        raise InvalidData(f"{what}: the operator mapped an entry to {a}, outside [0, {b})")
     raise InvalidData(f"{what} out of range [0, {b}): found {a}")
 
 _SF_SITES = (('pos', 'a0: indptr'), ('pos', 'a1: indptr'), ('range', 'a0: indices'), ('range', 'a1: indices'), )
-def run(object p_in_a0_pos1, object p_in_a0_crd1, object p_in_a0_val, object p_in_a1_pos1, object p_in_a1_crd1, object p_in_a1_val, object p_out_pos1, object p_out_crd1, object p_out_val):
-    cdef int64_t cur
-    cdef int64_t e_a
-    cdef int64_t e_b
-    cdef int64_t i0_a
-    cdef int64_t i0_b
-    cdef int64_t i1_a
-    cdef int64_t i1_b
-    cdef int64_t j_a
-    cdef int64_t j_b
-    cdef int64_t m
-    cdef int64_t n
-    cdef int64_t p_a
-    cdef int64_t p_b
-    cdef int64_t pos_bad
-    cdef int64_t r
-    cdef int64_t sf_a
-    cdef int64_t sf_b
-    cdef int64_t sf_bad
-    cdef int64_t sf_c
-    cdef int64_t t
-    cdef float v_1
+
+def run(
+        int64_t S_n0,
+        int64_t S_n1,
+        int64_t S_n2,
+        object p_in_a0_pos1,
+        object p_in_a0_crd1,
+        object p_in_a0_val,
+        object p_in_a1_pos1,
+        object p_in_a1_crd1,
+        object p_in_a1_val,
+        object p_out_crd1,
+        object p_out_pos1,
+        object p_out_val,
+):
+    cdef bint stale_a, stale_b
+    cdef float v, x0, x1
+    cdef int64_t e_a, e_b, i1_a, i1_b, k, key_a, key_b, m, n, p_a, p_b, pos_bad, r, s_a, s_b, sf_a
+    cdef int64_t sf_b, sf_bad, sf_c, t
     cdef int32_t* in_a0_pos1 = <int32_t*>_sf_address(p_in_a0_pos1, sizeof(int32_t), 0)
     cdef int32_t* in_a0_crd1 = <int32_t*>_sf_address(p_in_a0_crd1, sizeof(int32_t), 0)
     cdef float* in_a0_val = <float*>_sf_address(p_in_a0_val, sizeof(float), 0)
     cdef int32_t* in_a1_pos1 = <int32_t*>_sf_address(p_in_a1_pos1, sizeof(int32_t), 0)
     cdef int32_t* in_a1_crd1 = <int32_t*>_sf_address(p_in_a1_crd1, sizeof(int32_t), 0)
     cdef float* in_a1_val = <float*>_sf_address(p_in_a1_val, sizeof(float), 0)
-    cdef int32_t* out_pos1 = <int32_t*>_sf_address(p_out_pos1, sizeof(int32_t), 1)
     cdef int32_t* out_crd1 = <int32_t*>_sf_address(p_out_crd1, sizeof(int32_t), 1)
+    cdef int32_t* out_pos1 = <int32_t*>_sf_address(p_out_pos1, sizeof(int32_t), 1)
     cdef float* out_val = <float*>_sf_address(p_out_val, sizeof(float), 1)
     with nogil:
         sf_bad = 0
         # a0: rows in order before anything reads them
         pos_bad = 0
-        for t in range(6):
+        for t in range(S_n0):
             pos_bad = pos_bad | (in_a0_pos1[t + 1] < in_a0_pos1[t])
         if pos_bad and sf_bad == 0:
-            for t in range(6):
+            for t in range(S_n0):
                 if in_a0_pos1[t + 1] < in_a0_pos1[t]:
-                    sf_bad = 1
-                    sf_a = t
-                    sf_b = in_a0_pos1[t]
-                    sf_c = in_a0_pos1[t + 1]
+                    if sf_bad == 0:
+                        sf_bad = 1
+                        sf_a = t
+                        sf_b = in_a0_pos1[t]
+                        sf_c = in_a0_pos1[t + 1]
                     break
         # a1: rows in order before anything reads them
         pos_bad = 0
-        for t in range(2):
+        for t in range(S_n2):
             pos_bad = pos_bad | (in_a1_pos1[t + 1] < in_a1_pos1[t])
         if pos_bad and sf_bad == 0:
-            for t in range(2):
+            for t in range(S_n2):
                 if in_a1_pos1[t + 1] < in_a1_pos1[t]:
-                    sf_bad = 2
-                    sf_a = t
-                    sf_b = in_a1_pos1[t]
-                    sf_c = in_a1_pos1[t + 1]
+                    if sf_bad == 0:
+                        sf_bad = 2
+                        sf_a = t
+                        sf_b = in_a1_pos1[t]
+                        sf_c = in_a1_pos1[t + 1]
                     break
         if sf_bad == 0:
             n = 0
             m = 0
-            cur = 0
             out_pos1[0] = 0
-            # row-driven merge (intersection): per output row, one finger per operand row, comparing inner coordinates (each row proved in order)
-            for r in range(2):
-                p_a = 0
-                e_a = 0
-                if True:
-                    i0_a = (r * 2)
-                    p_a = in_a0_pos1[i0_a]
-                    e_a = in_a0_pos1[i0_a + 1]
-                p_b = 0
-                e_b = 0
-                if True:
-                    i0_b = r
-                    p_b = in_a1_pos1[i0_b]
-                    e_b = in_a1_pos1[i0_b + 1]
+            # row-driven co-iteration of a0, a1 over a0 & a1: per output row, one cursor per piece over its source row (inner coordinates in order, proved)
+            for r in range(((min(((S_n0 + 1) // 2), S_n0) + 1) // 2)):
+                s_a = (r * 2)
+                p_a = in_a0_pos1[s_a]
+                e_a = in_a0_pos1[s_a + 1]
+                stale_a = 1
+                s_b = r
+                p_b = in_a1_pos1[s_b]
+                e_b = in_a1_pos1[s_b + 1]
+                stale_b = 1
                 while True:
-                    while p_a < e_a:
-                        i1_a = in_a0_crd1[p_a]
-                        if <uint64_t>i1_a >= <uint64_t>4:
-                            if sf_bad == 0:
-                                sf_bad = 3
-                                sf_a = i1_a
-                                sf_b = 4
-                                sf_c = 0
-                            i1_a = 0
+                    if stale_a:
+                        stale_a = 0
+                        key_a = INT64_MAX
+                        if p_a < e_a:
+                            i1_a = in_a0_crd1[p_a]
+                            if <uint64_t>i1_a >= <uint64_t>S_n1:
+                                if sf_bad == 0:
+                                    sf_bad = 3
+                                    sf_a = i1_a
+                                    sf_b = S_n1
+                                    sf_c = 0
+                                i1_a = 0
+                            key_a = i1_a
+                    if stale_b:
+                        stale_b = 0
+                        key_b = INT64_MAX
+                        if p_b < e_b:
+                            i1_b = in_a1_crd1[p_b]
+                            if <uint64_t>i1_b >= <uint64_t>S_n1:
+                                if sf_bad == 0:
+                                    sf_bad = 4
+                                    sf_a = i1_b
+                                    sf_b = S_n1
+                                    sf_c = 0
+                                i1_b = 0
+                            key_b = i1_b
+                    if not (key_a != INT64_MAX and key_b != INT64_MAX):
                         break
-                    if p_a < e_a:
-                        j_a = i1_a
-                    while p_b < e_b:
-                        i1_b = in_a1_crd1[p_b]
-                        if <uint64_t>i1_b >= <uint64_t>4:
-                            if sf_bad == 0:
-                                sf_bad = 4
-                                sf_a = i1_b
-                                sf_b = 4
-                                sf_c = 0
-                            i1_b = 0
-                        break
-                    if p_b < e_b:
-                        j_b = i1_b
-                    if not (p_a < e_a and p_b < e_b): break
-                    if j_a < j_b:
-                        p_a = p_a + 1
-                    elif j_b < j_a:
-                        p_b = p_b + 1
-                    else:
-                        v_1 = (<float>(((<float>(in_a0_val[p_a])) * (<float>(in_a1_val[p_b])))))
-                        out_crd1[n] = <int32_t>j_a
-                        out_val[n] = (<float>(v_1))
+                    k = key_a
+                    if key_b < k:
+                        k = key_b
+                    if key_a == k and key_b == k:
+                        x0 = (<float>0.0)
+                        if key_a == k:
+                            x0 = in_a0_val[p_a]
+                        x1 = (<float>0.0)
+                        if key_b == k:
+                            x1 = in_a1_val[p_b]
+                        v = <float>(x0 * x1)
+                        out_crd1[n] = <int32_t>k
+                        out_val[n] = v
                         n = n + 1
+                    if key_a == k:
                         p_a = p_a + 1
+                        stale_a = 1
+                    if key_b == k:
                         p_b = p_b + 1
+                        stale_b = 1
                 out_pos1[r + 1] = <int32_t>n
     if sf_bad:
         _sf_fail(sf_bad, sf_a, sf_b, sf_c)

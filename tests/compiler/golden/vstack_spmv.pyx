@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: stream -> dense
-# sparsefold compiler 0.1.0; source hash a76a553139cd688c
+# sparsefold compiler 0.2.0; source hash 7c7c0592e477007a
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -11,13 +11,15 @@
 #   %4 = input a2: float32[n1] dense
 #   %5 = expanddims(%4, axis=1)                  : float32(n1, 1)
 #   %6 = expanddims(%5, axis=0)                  : float32(1, n1, 1)
-#   %7 = map(%3, %6, fn=multiply)                : float32(n0 + n2, n1, 1)
-#   %8 = reduce(%7, axes=(1,), monoid=sum, dtype_request=float32) : float32(n0 + n2, 1)
-#   %9 = squeeze(%8, axes=(1,))                  : float32(n0 + n2,)
-# Strategy: stream (2 piece(s), leaf loop); Output: dense, each stored entry combined with sum.
-# Valid when a2 are finite (0 * inf is nan); the runtime checks and otherwise runs the dense kernel.
+#   %7 = broadcastto(%6, target=(n0 + n2, n1, 1)) : float32(n0 + n2, n1, 1)
+#   %8 = map(%3, %7, fn=multiply)                : float32(n0 + n2, n1, 1)
+#   %9 = reduce(%8, axes=(1,), monoid=sum, dtype_request=float32) : float32(n0 + n2, 1)
+#   %10 = squeeze(%9, axes=(1,))                 : float32(n0 + n2,)
+# Strategy: stream (2 piece(s), leaf loop); Output: dense, each entry combined with sum.
+# Valid when a2 are finite (0 * inf is nan); the runtime checks and otherwise runs the exact
+#   variant.
 
-from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, INT64_MAX
 from libc.math cimport NAN, INFINITY, fabs, pow
 from libc.string cimport memcpy
 from cpython.buffer cimport (PyBUF_ANY_CONTIGUOUS, PyBUF_WRITABLE, PyBuffer_Release,
@@ -43,31 +45,37 @@ def _sf_fail(site, a, b, c):
     kind, what = _SF_SITES[site - 1]
     if kind == "pos":
         raise InvalidData(f"{what} is not monotone non-decreasing: row {a} spans [{b}, {c})")
+    if kind == "map":
+        raise InvalidData(f"{what}: the operator mapped an entry to {a}, outside [0, {b})")
     raise InvalidData(f"{what} out of range [0, {b}): found {a}")
 
 _SF_SITES = (('pos', 'a0: indptr'), ('pos', 'a1: indptr'), ('range', 'a0: indices'), ('range', 'a1: indices'), )
-def run(object p_in_a0_pos1, object p_in_a0_crd1, object p_in_a0_val, object p_in_a1_pos1, object p_in_a1_crd1, object p_in_a1_val, size_t p_in_a2_val, int64_t in_a2_st0, int64_t S_n0, int64_t S_n1, int64_t S_n2, object p_out_val):
-    cdef int64_t i0
-    cdef int64_t i1
-    cdef int64_t o0
-    cdef int64_t pos_bad
-    cdef int64_t q0
-    cdef int64_t q1
-    cdef int64_t sf_a
-    cdef int64_t sf_b
-    cdef int64_t sf_bad
-    cdef int64_t sf_c
-    cdef int64_t t
-    cdef float v_1
-    cdef float v_2
+
+def run(
+        int64_t S_n0,
+        int64_t S_n1,
+        int64_t S_n2,
+        object p_in_a0_pos1,
+        object p_in_a0_crd1,
+        object p_in_a0_val,
+        object p_in_a1_pos1,
+        object p_in_a1_crd1,
+        object p_in_a1_val,
+        object p_out_val,
+        size_t p_in_a2_val,
+        int64_t in_a2_st0,
+):
+    cdef float acc, acc_2, v, v_2
+    cdef int64_t i0, i0_2, i1, i1_2, o0, o0_2, pos_bad, q0, q0_2, q1, q1_2, sf_a, sf_b, sf_bad
+    cdef int64_t sf_c, t
     cdef int32_t* in_a0_pos1 = <int32_t*>_sf_address(p_in_a0_pos1, sizeof(int32_t), 0)
     cdef int32_t* in_a0_crd1 = <int32_t*>_sf_address(p_in_a0_crd1, sizeof(int32_t), 0)
     cdef float* in_a0_val = <float*>_sf_address(p_in_a0_val, sizeof(float), 0)
     cdef int32_t* in_a1_pos1 = <int32_t*>_sf_address(p_in_a1_pos1, sizeof(int32_t), 0)
     cdef int32_t* in_a1_crd1 = <int32_t*>_sf_address(p_in_a1_crd1, sizeof(int32_t), 0)
     cdef float* in_a1_val = <float*>_sf_address(p_in_a1_val, sizeof(float), 0)
-    cdef float* in_a2_val = <float*>p_in_a2_val
     cdef float* out_val = <float*>_sf_address(p_out_val, sizeof(float), 1)
+    cdef float* in_a2_val = <float*>p_in_a2_val
     with nogil:
         sf_bad = 0
         # a0: rows in order before anything reads them
@@ -77,10 +85,11 @@ def run(object p_in_a0_pos1, object p_in_a0_crd1, object p_in_a0_val, object p_i
         if pos_bad and sf_bad == 0:
             for t in range(S_n0):
                 if in_a0_pos1[t + 1] < in_a0_pos1[t]:
-                    sf_bad = 1
-                    sf_a = t
-                    sf_b = in_a0_pos1[t]
-                    sf_c = in_a0_pos1[t + 1]
+                    if sf_bad == 0:
+                        sf_bad = 1
+                        sf_a = t
+                        sf_b = in_a0_pos1[t]
+                        sf_c = in_a0_pos1[t + 1]
                     break
         # a1: rows in order before anything reads them
         pos_bad = 0
@@ -89,16 +98,18 @@ def run(object p_in_a0_pos1, object p_in_a0_crd1, object p_in_a0_val, object p_i
         if pos_bad and sf_bad == 0:
             for t in range(S_n2):
                 if in_a1_pos1[t + 1] < in_a1_pos1[t]:
-                    sf_bad = 2
-                    sf_a = t
-                    sf_b = in_a1_pos1[t]
-                    sf_c = in_a1_pos1[t + 1]
+                    if sf_bad == 0:
+                        sf_bad = 2
+                        sf_a = t
+                        sf_b = in_a1_pos1[t]
+                        sf_c = in_a1_pos1[t + 1]
                     break
         if sf_bad == 0:
             # piece 0: entries of a0 (csr) in storage order -> output coordinates _i0
             for i0 in range(S_n0):
                 q0 = i0
                 o0 = i0
+                acc = (<float>0.0)
                 for q1 in range(in_a0_pos1[q0], in_a0_pos1[q0 + 1]):
                     i1 = in_a0_crd1[q1]
                     if <uint64_t>i1 >= <uint64_t>S_n1:
@@ -108,23 +119,26 @@ def run(object p_in_a0_pos1, object p_in_a0_crd1, object p_in_a0_val, object p_i
                             sf_b = S_n1
                             sf_c = 0
                         i1 = 0
-                    v_1 = (<float>(((<float>(in_a0_val[q1])) * (<float>(in_a2_val[i1*in_a2_st0])))))
-                    out_val[o0] = (<float>(out_val[o0] + (<float>(v_1))))
+                    v = <float>(in_a0_val[q1] * in_a2_val[i1*in_a2_st0])
+                    acc = <float>(acc + v)
+                out_val[o0] = <float>(out_val[o0] + acc)
             # piece 1: entries of a1 (csr) in storage order -> output coordinates _i0 + n0
-            for i0 in range(S_n2):
-                q0 = i0
-                o0 = (i0 + S_n0)
-                for q1 in range(in_a1_pos1[q0], in_a1_pos1[q0 + 1]):
-                    i1 = in_a1_crd1[q1]
-                    if <uint64_t>i1 >= <uint64_t>S_n1:
+            for i0_2 in range(S_n2):
+                q0_2 = i0_2
+                o0_2 = (i0_2 + S_n0)
+                acc_2 = (<float>0.0)
+                for q1_2 in range(in_a1_pos1[q0_2], in_a1_pos1[q0_2 + 1]):
+                    i1_2 = in_a1_crd1[q1_2]
+                    if <uint64_t>i1_2 >= <uint64_t>S_n1:
                         if sf_bad == 0:
                             sf_bad = 4
-                            sf_a = i1
+                            sf_a = i1_2
                             sf_b = S_n1
                             sf_c = 0
-                        i1 = 0
-                    v_2 = (<float>(((<float>(in_a1_val[q1])) * (<float>(in_a2_val[i1*in_a2_st0])))))
-                    out_val[o0] = (<float>(out_val[o0] + (<float>(v_2))))
+                        i1_2 = 0
+                    v_2 = <float>(in_a1_val[q1_2] * in_a2_val[i1_2*in_a2_st0])
+                    acc_2 = <float>(acc_2 + v_2)
+                out_val[o0_2] = <float>(out_val[o0_2] + acc_2)
     if sf_bad:
         _sf_fail(sf_bad, sf_a, sf_b, sf_c)
     return 0

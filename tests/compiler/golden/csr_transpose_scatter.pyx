@@ -1,0 +1,126 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: initializedcheck=False, nonecheck=False
+# sparsefold kernel: stream -> csr
+# sparsefold compiler 0.2.0; source hash 3337d9def27819e6
+#
+# Program:
+#   %0 = input a0: float32[n0, n1] csr
+#   %1 = permutedims(%0, perm=(1, 0))            : float32(n1, n0)
+# Strategy: stream (1 piece(s), leaf loop); Output: csr by count-and-scatter over the outer
+#   coordinate (FALLBACK for entries not in storage order; within each outer coordinate their order
+#   is proved, so the stable placement needs no sort).
+
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, INT64_MAX
+from libc.math cimport NAN, INFINITY, fabs, pow
+from libc.string cimport memcpy
+from cpython.buffer cimport (PyBUF_ANY_CONTIGUOUS, PyBUF_WRITABLE, PyBuffer_Release,
+                             PyObject_GetBuffer)
+
+
+cdef void* _sf_address(object array, Py_ssize_t itemsize, bint writable) except? NULL:
+    # Address of a contiguous buffer's first item; BufferError if not contiguous (or not
+    # writable when it must be), ValueError if its items are not itemsize bytes wide.
+    cdef Py_buffer view
+    PyObject_GetBuffer(array, &view, PyBUF_ANY_CONTIGUOUS | (PyBUF_WRITABLE if writable else 0))
+    cdef void* address = view.buf
+    cdef Py_ssize_t found = view.itemsize
+    PyBuffer_Release(&view)
+    if found != itemsize:
+        raise ValueError(f"expected items of {itemsize} bytes, got {found}")
+    return address
+
+
+def _sf_fail(site, a, b, c):
+    # the first failed check of the call: which array, what was found
+    from sparsefold.spec.errors import InvalidData
+    kind, what = _SF_SITES[site - 1]
+    if kind == "pos":
+        raise InvalidData(f"{what} is not monotone non-decreasing: row {a} spans [{b}, {c})")
+    if kind == "map":
+        raise InvalidData(f"{what}: the operator mapped an entry to {a}, outside [0, {b})")
+    raise InvalidData(f"{what} out of range [0, {b}): found {a}")
+
+_SF_SITES = (('pos', 'a0: indptr'), ('range', 'a0: indices'), )
+
+def run(
+        int64_t S_n0,
+        int64_t S_n1,
+        object p_in_a0_pos1,
+        object p_in_a0_crd1,
+        object p_in_a0_val,
+        object p_out_pos1,
+        object p_out_nxt,
+        object p_out_crd1,
+        object p_out_val,
+):
+    cdef int64_t cur, i0, i0_2, i1, i1_2, m, n, o0, o0_2, o1_2, pos_bad, q0, q0_2, q1, q1_2, sf_a
+    cdef int64_t sf_b, sf_bad, sf_c, slot, t
+    cdef int32_t* in_a0_pos1 = <int32_t*>_sf_address(p_in_a0_pos1, sizeof(int32_t), 0)
+    cdef int32_t* in_a0_crd1 = <int32_t*>_sf_address(p_in_a0_crd1, sizeof(int32_t), 0)
+    cdef float* in_a0_val = <float*>_sf_address(p_in_a0_val, sizeof(float), 0)
+    cdef int32_t* out_pos1 = <int32_t*>_sf_address(p_out_pos1, sizeof(int32_t), 1)
+    cdef int64_t* out_nxt = <int64_t*>_sf_address(p_out_nxt, sizeof(int64_t), 1)
+    cdef int32_t* out_crd1 = <int32_t*>_sf_address(p_out_crd1, sizeof(int32_t), 1)
+    cdef float* out_val = <float*>_sf_address(p_out_val, sizeof(float), 1)
+    with nogil:
+        sf_bad = 0
+        # a0: rows in order before anything reads them
+        pos_bad = 0
+        for t in range(S_n0):
+            pos_bad = pos_bad | (in_a0_pos1[t + 1] < in_a0_pos1[t])
+        if pos_bad and sf_bad == 0:
+            for t in range(S_n0):
+                if in_a0_pos1[t + 1] < in_a0_pos1[t]:
+                    if sf_bad == 0:
+                        sf_bad = 1
+                        sf_a = t
+                        sf_b = in_a0_pos1[t]
+                        sf_c = in_a0_pos1[t + 1]
+                    break
+        if sf_bad == 0:
+            n = 0
+            m = 0
+            for cur in range(S_n1 + 1):
+                out_pos1[cur] = 0
+            # pass 1: count the entries of every output row
+            # piece 0: entries of a0 (csr) in storage order -> output coordinates _i1, _i0
+            for i0 in range(S_n0):
+                q0 = i0
+                for q1 in range(in_a0_pos1[q0], in_a0_pos1[q0 + 1]):
+                    i1 = in_a0_crd1[q1]
+                    if <uint64_t>i1 >= <uint64_t>S_n1:
+                        if sf_bad == 0:
+                            sf_bad = 2
+                            sf_a = i1
+                            sf_b = S_n1
+                            sf_c = 0
+                        i1 = 0
+                    o0 = i1
+                    out_pos1[o0 + 1] = out_pos1[o0 + 1] + 1
+            # prefix sums: out_pos1[r] is where row r starts; out_nxt its next slot
+            for cur in range(S_n1):
+                out_pos1[cur + 1] = out_pos1[cur + 1] + out_pos1[cur]
+                out_nxt[cur] = out_pos1[cur]
+            n = out_pos1[S_n1]
+            # pass 2: place every entry at its row's next slot (stable)
+            # piece 0: entries of a0 (csr) in storage order -> output coordinates _i1, _i0
+            for i0_2 in range(S_n0):
+                q0_2 = i0_2
+                o1_2 = i0_2
+                for q1_2 in range(in_a0_pos1[q0_2], in_a0_pos1[q0_2 + 1]):
+                    i1_2 = in_a0_crd1[q1_2]
+                    if <uint64_t>i1_2 >= <uint64_t>S_n1:
+                        if sf_bad == 0:
+                            sf_bad = 2
+                            sf_a = i1_2
+                            sf_b = S_n1
+                            sf_c = 0
+                        i1_2 = 0
+                    o0_2 = i1_2
+                    slot = out_nxt[o0_2]
+                    out_nxt[o0_2] = slot + 1
+                    out_crd1[slot] = <int32_t>o1_2
+                    out_val[slot] = in_a0_val[q1_2]
+    if sf_bad:
+        _sf_fail(sf_bad, sf_a, sf_b, sf_c)
+    return (n, m)

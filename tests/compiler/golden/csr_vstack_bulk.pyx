@@ -1,0 +1,166 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: initializedcheck=False, nonecheck=False
+# sparsefold kernel: stream -> csr
+# sparsefold compiler 0.2.0; source hash 0a64c4f2b9b97f5b
+#
+# Program:
+#   %0 = input a0: float32[n0, n1] csr
+#   %1 = input a1: float32[n2, n1] csr
+#   %2 = concat(%0, %1, axis=0)                  : float32(n0 + n2, n1)
+# Strategy: stream (2 piece(s), bulk loop); Output: csr, appended in storage order (order proved
+#   for every piece; no sort needed).
+
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, INT64_MAX
+from libc.math cimport NAN, INFINITY, fabs, pow
+from libc.string cimport memcpy
+from cpython.buffer cimport (PyBUF_ANY_CONTIGUOUS, PyBUF_WRITABLE, PyBuffer_Release,
+                             PyObject_GetBuffer)
+
+
+cdef void* _sf_address(object array, Py_ssize_t itemsize, bint writable) except? NULL:
+    # Address of a contiguous buffer's first item; BufferError if not contiguous (or not
+    # writable when it must be), ValueError if its items are not itemsize bytes wide.
+    cdef Py_buffer view
+    PyObject_GetBuffer(array, &view, PyBUF_ANY_CONTIGUOUS | (PyBUF_WRITABLE if writable else 0))
+    cdef void* address = view.buf
+    cdef Py_ssize_t found = view.itemsize
+    PyBuffer_Release(&view)
+    if found != itemsize:
+        raise ValueError(f"expected items of {itemsize} bytes, got {found}")
+    return address
+
+
+def _sf_fail(site, a, b, c):
+    # the first failed check of the call: which array, what was found
+    from sparsefold.spec.errors import InvalidData
+    kind, what = _SF_SITES[site - 1]
+    if kind == "pos":
+        raise InvalidData(f"{what} is not monotone non-decreasing: row {a} spans [{b}, {c})")
+    if kind == "map":
+        raise InvalidData(f"{what}: the operator mapped an entry to {a}, outside [0, {b})")
+    raise InvalidData(f"{what} out of range [0, {b}): found {a}")
+
+_SF_SITES = (('pos', 'a0: indptr'), ('pos', 'a1: indptr'), ('range', 'a0: indices'), ('range', 'a1: indices'), )
+
+def run(
+        int64_t S_n0,
+        int64_t S_n1,
+        int64_t S_n2,
+        object p_in_a0_pos1,
+        object p_in_a0_crd1,
+        object p_in_a0_val,
+        object p_in_a1_pos1,
+        object p_in_a1_crd1,
+        object p_in_a1_val,
+        object p_out_crd1,
+        object p_out_pos1,
+        object p_out_val,
+):
+    cdef int64_t cur, m, n, pos_bad, range_v, range_v_2, seg_len, seg_start, sf_a, sf_b, sf_bad
+    cdef int64_t sf_c, t, t_2, t_3, t_4
+    cdef uint32_t range_bad32, range_bad32_2, range_c32, range_c32_2, range_lim32, range_lim32_2
+    cdef int32_t* in_a0_pos1 = <int32_t*>_sf_address(p_in_a0_pos1, sizeof(int32_t), 0)
+    cdef int32_t* in_a0_crd1 = <int32_t*>_sf_address(p_in_a0_crd1, sizeof(int32_t), 0)
+    cdef float* in_a0_val = <float*>_sf_address(p_in_a0_val, sizeof(float), 0)
+    cdef int32_t* in_a1_pos1 = <int32_t*>_sf_address(p_in_a1_pos1, sizeof(int32_t), 0)
+    cdef int32_t* in_a1_crd1 = <int32_t*>_sf_address(p_in_a1_crd1, sizeof(int32_t), 0)
+    cdef float* in_a1_val = <float*>_sf_address(p_in_a1_val, sizeof(float), 0)
+    cdef int32_t* out_crd1 = <int32_t*>_sf_address(p_out_crd1, sizeof(int32_t), 1)
+    cdef int32_t* out_pos1 = <int32_t*>_sf_address(p_out_pos1, sizeof(int32_t), 1)
+    cdef float* out_val = <float*>_sf_address(p_out_val, sizeof(float), 1)
+    with nogil:
+        sf_bad = 0
+        # a0: rows in order before anything reads them
+        pos_bad = 0
+        for t in range(S_n0):
+            pos_bad = pos_bad | (in_a0_pos1[t + 1] < in_a0_pos1[t])
+        if pos_bad and sf_bad == 0:
+            for t in range(S_n0):
+                if in_a0_pos1[t + 1] < in_a0_pos1[t]:
+                    if sf_bad == 0:
+                        sf_bad = 1
+                        sf_a = t
+                        sf_b = in_a0_pos1[t]
+                        sf_c = in_a0_pos1[t + 1]
+                    break
+        # a1: rows in order before anything reads them
+        pos_bad = 0
+        for t in range(S_n2):
+            pos_bad = pos_bad | (in_a1_pos1[t + 1] < in_a1_pos1[t])
+        if pos_bad and sf_bad == 0:
+            for t in range(S_n2):
+                if in_a1_pos1[t + 1] < in_a1_pos1[t]:
+                    if sf_bad == 0:
+                        sf_bad = 2
+                        sf_a = t
+                        sf_b = in_a1_pos1[t]
+                        sf_c = in_a1_pos1[t + 1]
+                    break
+        if sf_bad == 0:
+            n = 0
+            m = 0
+            cur = 0
+            out_pos1[0] = 0
+            # piece 0: all of a0 (csr), coordinates shifted by (0, 0)
+            seg_start = in_a0_pos1[0]
+            # rows before this piece are empty; then this piece's row starts
+            while cur < 0:
+                cur = cur + 1
+                out_pos1[cur] = <int32_t>n
+            for t_2 in range(S_n0):
+                out_pos1[0 + t_2 + 1] = <int32_t>(n + (in_a0_pos1[t_2 + 1] - seg_start))
+            cur = 0 + S_n0
+            seg_len = in_a0_pos1[S_n0] - seg_start
+            memcpy(&out_val[n], &in_a0_val[seg_start], seg_len * sizeof(float))
+            range_lim32 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
+            range_bad32 = 0
+            for t_3 in range(seg_len):
+                range_c32 = <uint32_t>in_a0_crd1[seg_start + t_3]
+                range_bad32 = range_bad32 | (range_c32 >= range_lim32)
+                out_crd1[n + t_3] = <int32_t>range_c32
+            if range_bad32:
+                for t_3 in range(seg_len):
+                    range_v = in_a0_crd1[seg_start + t_3]
+                    if <uint64_t>range_v >= <uint64_t>S_n1:
+                        if sf_bad == 0:
+                            sf_bad = 3
+                            sf_a = range_v
+                            sf_b = S_n1
+                            sf_c = 0
+                        range_v = 0
+            n = n + seg_len
+            # piece 1: all of a1 (csr), coordinates shifted by (n0, 0)
+            seg_start = in_a1_pos1[0]
+            # rows before this piece are empty; then this piece's row starts
+            while cur < S_n0:
+                cur = cur + 1
+                out_pos1[cur] = <int32_t>n
+            for t_2 in range(S_n2):
+                out_pos1[S_n0 + t_2 + 1] = <int32_t>(n + (in_a1_pos1[t_2 + 1] - seg_start))
+            cur = S_n0 + S_n2
+            seg_len = in_a1_pos1[S_n2] - seg_start
+            memcpy(&out_val[n], &in_a1_val[seg_start], seg_len * sizeof(float))
+            range_lim32_2 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
+            range_bad32_2 = 0
+            for t_4 in range(seg_len):
+                range_c32_2 = <uint32_t>in_a1_crd1[seg_start + t_4]
+                range_bad32_2 = range_bad32_2 | (range_c32_2 >= range_lim32_2)
+                out_crd1[n + t_4] = <int32_t>range_c32_2
+            if range_bad32_2:
+                for t_4 in range(seg_len):
+                    range_v_2 = in_a1_crd1[seg_start + t_4]
+                    if <uint64_t>range_v_2 >= <uint64_t>S_n1:
+                        if sf_bad == 0:
+                            sf_bad = 4
+                            sf_a = range_v_2
+                            sf_b = S_n1
+                            sf_c = 0
+                        range_v_2 = 0
+            n = n + seg_len
+            # rows after the last entry are empty
+            while cur < (S_n0 + S_n2):
+                cur = cur + 1
+                out_pos1[cur] = <int32_t>n
+    if sf_bad:
+        _sf_fail(sf_bad, sf_a, sf_b, sf_c)
+    return (n, m)

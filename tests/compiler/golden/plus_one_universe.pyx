@@ -1,0 +1,106 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: initializedcheck=False, nonecheck=False
+# sparsefold kernel: coiterate -> dense
+# sparsefold compiler 0.2.0; source hash 9721d1ed940a820b
+#
+# Program:
+#   %0 = input a0: float32[n0, n1] csr
+#   %1 = literal 1: int64
+#   %2 = map(%0, %1, fn=add)                     : float32(n0, n1)
+# Strategy: co-iteration (row) of a0 over every coordinate (dense-valued); Output: dense, each
+#   entry written once.
+
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, INT64_MAX
+from libc.math cimport NAN, INFINITY, fabs, pow
+from libc.string cimport memcpy
+from cpython.buffer cimport (PyBUF_ANY_CONTIGUOUS, PyBUF_WRITABLE, PyBuffer_Release,
+                             PyObject_GetBuffer)
+
+
+cdef void* _sf_address(object array, Py_ssize_t itemsize, bint writable) except? NULL:
+    # Address of a contiguous buffer's first item; BufferError if not contiguous (or not
+    # writable when it must be), ValueError if its items are not itemsize bytes wide.
+    cdef Py_buffer view
+    PyObject_GetBuffer(array, &view, PyBUF_ANY_CONTIGUOUS | (PyBUF_WRITABLE if writable else 0))
+    cdef void* address = view.buf
+    cdef Py_ssize_t found = view.itemsize
+    PyBuffer_Release(&view)
+    if found != itemsize:
+        raise ValueError(f"expected items of {itemsize} bytes, got {found}")
+    return address
+
+
+def _sf_fail(site, a, b, c):
+    # the first failed check of the call: which array, what was found
+    from sparsefold.spec.errors import InvalidData
+    kind, what = _SF_SITES[site - 1]
+    if kind == "pos":
+        raise InvalidData(f"{what} is not monotone non-decreasing: row {a} spans [{b}, {c})")
+    if kind == "map":
+        raise InvalidData(f"{what}: the operator mapped an entry to {a}, outside [0, {b})")
+    raise InvalidData(f"{what} out of range [0, {b}): found {a}")
+
+_SF_SITES = (('pos', 'a0: indptr'), ('range', 'a0: indices'), )
+
+def run(
+        int64_t S_n0,
+        int64_t S_n1,
+        object p_in_a0_pos1,
+        object p_in_a0_crd1,
+        object p_in_a0_val,
+        object p_out_val,
+):
+    cdef bint stale_a
+    cdef float v, x0
+    cdef int64_t e_a, i1_a, k0, k1, key_a, p_a, pos_bad, s_a, sf_a, sf_b, sf_bad, sf_c, t
+    cdef int32_t* in_a0_pos1 = <int32_t*>_sf_address(p_in_a0_pos1, sizeof(int32_t), 0)
+    cdef int32_t* in_a0_crd1 = <int32_t*>_sf_address(p_in_a0_crd1, sizeof(int32_t), 0)
+    cdef float* in_a0_val = <float*>_sf_address(p_in_a0_val, sizeof(float), 0)
+    cdef float* out_val = <float*>_sf_address(p_out_val, sizeof(float), 1)
+    with nogil:
+        sf_bad = 0
+        # a0: rows in order before anything reads them
+        pos_bad = 0
+        for t in range(S_n0):
+            pos_bad = pos_bad | (in_a0_pos1[t + 1] < in_a0_pos1[t])
+        if pos_bad and sf_bad == 0:
+            for t in range(S_n0):
+                if in_a0_pos1[t + 1] < in_a0_pos1[t]:
+                    if sf_bad == 0:
+                        sf_bad = 1
+                        sf_a = t
+                        sf_b = in_a0_pos1[t]
+                        sf_c = in_a0_pos1[t + 1]
+                    break
+        if sf_bad == 0:
+            # every coordinate of the result (it is nonzero where a0 store nothing); the cursors of a0 follow in storage order (proved)
+            for k0 in range(S_n0):
+                s_a = k0
+                p_a = in_a0_pos1[s_a]
+                e_a = in_a0_pos1[s_a + 1]
+                stale_a = 1
+                for k1 in range(S_n1):
+                    if stale_a:
+                        stale_a = 0
+                        key_a = INT64_MAX
+                        if p_a < e_a:
+                            i1_a = in_a0_crd1[p_a]
+                            if <uint64_t>i1_a >= <uint64_t>S_n1:
+                                if sf_bad == 0:
+                                    sf_bad = 2
+                                    sf_a = i1_a
+                                    sf_b = S_n1
+                                    sf_c = 0
+                                i1_a = 0
+                            key_a = i1_a
+                    x0 = (<float>0.0)
+                    if key_a == k1:
+                        x0 = in_a0_val[p_a]
+                    v = <float>(x0 + (<float>1))
+                    out_val[k0 * S_n1 + k1] = v
+                    if key_a == k1:
+                        p_a = p_a + 1
+                        stale_a = 1
+    if sf_bad:
+        _sf_fail(sf_bad, sf_a, sf_b, sf_c)
+    return 0

@@ -1,0 +1,248 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: initializedcheck=False, nonecheck=False
+# sparsefold kernel: contract -> csr
+# sparsefold compiler 0.2.0; source hash 47ebb4fd5771c077
+#
+# Program:
+#   %0 = input a0: float32[n0, n1] csr
+#   %1 = expanddims(%0, axis=2)                  : float32(n0, n1, 1)
+#   %2 = broadcastto(%1, target=(n0, n1, n2))    : float32(n0, n1, n2)
+#   %3 = input a1: float32[n1, n2] csr
+#   %4 = expanddims(%3, axis=0)                  : float32(1, n1, n2)
+#   %5 = broadcastto(%4, target=(n0, n1, n2))    : float32(n0, n1, n2)
+#   %6 = map(%2, %5, fn=multiply)                : float32(n0, n1, n2)
+#   %7 = reduce(%6, axes=(1,), monoid=sum, dtype_request=float32) : float32(n0, n2)
+# Strategy: contraction (Gustavson, workspace): rows of a0 x located rows of a1; Output: csr,
+#   appended in storage order (order proved for every piece; no sort needed).
+
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, INT64_MAX
+from libc.math cimport NAN, INFINITY, fabs, pow
+from libc.string cimport memcpy
+from cpython.buffer cimport (PyBUF_ANY_CONTIGUOUS, PyBUF_WRITABLE, PyBuffer_Release,
+                             PyObject_GetBuffer)
+
+
+cdef void* _sf_address(object array, Py_ssize_t itemsize, bint writable) except? NULL:
+    # Address of a contiguous buffer's first item; BufferError if not contiguous (or not
+    # writable when it must be), ValueError if its items are not itemsize bytes wide.
+    cdef Py_buffer view
+    PyObject_GetBuffer(array, &view, PyBUF_ANY_CONTIGUOUS | (PyBUF_WRITABLE if writable else 0))
+    cdef void* address = view.buf
+    cdef Py_ssize_t found = view.itemsize
+    PyBuffer_Release(&view)
+    if found != itemsize:
+        raise ValueError(f"expected items of {itemsize} bytes, got {found}")
+    return address
+
+
+def _sf_fail(site, a, b, c):
+    # the first failed check of the call: which array, what was found
+    from sparsefold.spec.errors import InvalidData
+    kind, what = _SF_SITES[site - 1]
+    if kind == "pos":
+        raise InvalidData(f"{what} is not monotone non-decreasing: row {a} spans [{b}, {c})")
+    if kind == "map":
+        raise InvalidData(f"{what}: the operator mapped an entry to {a}, outside [0, {b})")
+    raise InvalidData(f"{what} out of range [0, {b}): found {a}")
+
+_SF_SITES = (('pos', 'a0: indptr'), ('pos', 'a1: indptr'), ('range', 'a0: indices'), ('range', 'a1: indices'), )
+
+from libc.stdlib cimport qsort
+
+
+cdef int _sf_compare(const void* a, const void* b) noexcept nogil:
+    cdef int64_t x = (<const int64_t*>a)[0]
+    cdef int64_t y = (<const int64_t*>b)[0]
+    return (x > y) - (x < y)
+
+
+cdef void _sf_sort(int64_t* a, int64_t n) noexcept nogil:
+    # a workspace's touched columns in increasing order: insertion sort for short rows
+    cdef int64_t i, j, v
+    if n > 32:
+        qsort(a, n, sizeof(int64_t), _sf_compare)
+        return
+    for i in range(1, n):
+        v = a[i]
+        j = i - 1
+        while j >= 0 and a[j] > v:
+            a[j + 1] = a[j]
+            j = j - 1
+        a[j + 1] = v
+
+
+def run(
+        int64_t S_n0,
+        int64_t S_n1,
+        int64_t S_n2,
+        object p_in_a0_pos1,
+        object p_in_a0_crd1,
+        object p_in_a0_val,
+        object p_in_a1_pos1,
+        object p_in_a1_crd1,
+        object p_in_a1_val,
+        object p_out_crd1,
+        object p_out_pos1,
+        object p_out_val,
+        object p_out_ws_mark,
+        object p_out_ws_list,
+        object p_out_ws_val,
+):
+    cdef float v, x
+    cdef int64_t c_d, c_l, i_d, i_l, j, m, n, pos_bad, q_d, q_l, r, s_d, s_l, sf_a, sf_b, sf_bad
+    cdef int64_t sf_c, t, t_2, tag, ws_n
+    cdef int32_t* in_a0_pos1 = <int32_t*>_sf_address(p_in_a0_pos1, sizeof(int32_t), 0)
+    cdef int32_t* in_a0_crd1 = <int32_t*>_sf_address(p_in_a0_crd1, sizeof(int32_t), 0)
+    cdef float* in_a0_val = <float*>_sf_address(p_in_a0_val, sizeof(float), 0)
+    cdef int32_t* in_a1_pos1 = <int32_t*>_sf_address(p_in_a1_pos1, sizeof(int32_t), 0)
+    cdef int32_t* in_a1_crd1 = <int32_t*>_sf_address(p_in_a1_crd1, sizeof(int32_t), 0)
+    cdef float* in_a1_val = <float*>_sf_address(p_in_a1_val, sizeof(float), 0)
+    cdef int32_t* out_crd1 = <int32_t*>_sf_address(p_out_crd1, sizeof(int32_t), 1)
+    cdef int32_t* out_pos1 = <int32_t*>_sf_address(p_out_pos1, sizeof(int32_t), 1)
+    cdef float* out_val = <float*>_sf_address(p_out_val, sizeof(float), 1)
+    cdef int64_t* out_ws_mark = <int64_t*>_sf_address(p_out_ws_mark, sizeof(int64_t), 1)
+    cdef int64_t* out_ws_list = <int64_t*>_sf_address(p_out_ws_list, sizeof(int64_t), 1)
+    cdef float* out_ws_val = <float*>_sf_address(p_out_ws_val, sizeof(float), 1)
+    with nogil:
+        sf_bad = 0
+        # a0: rows in order before anything reads them
+        pos_bad = 0
+        for t in range(S_n0):
+            pos_bad = pos_bad | (in_a0_pos1[t + 1] < in_a0_pos1[t])
+        if pos_bad and sf_bad == 0:
+            for t in range(S_n0):
+                if in_a0_pos1[t + 1] < in_a0_pos1[t]:
+                    if sf_bad == 0:
+                        sf_bad = 1
+                        sf_a = t
+                        sf_b = in_a0_pos1[t]
+                        sf_c = in_a0_pos1[t + 1]
+                    break
+        # a1: rows in order before anything reads them
+        pos_bad = 0
+        for t in range(S_n1):
+            pos_bad = pos_bad | (in_a1_pos1[t + 1] < in_a1_pos1[t])
+        if pos_bad and sf_bad == 0:
+            for t in range(S_n1):
+                if in_a1_pos1[t + 1] < in_a1_pos1[t]:
+                    if sf_bad == 0:
+                        sf_bad = 2
+                        sf_a = t
+                        sf_b = in_a1_pos1[t]
+                        sf_c = in_a1_pos1[t + 1]
+                    break
+        if sf_bad == 0:
+            n = 0
+            m = 0
+            out_pos1[0] = 0
+            # Gustavson: for each row of a0, its entries (k, x) locate row k of a1; x * y accumulates in a row workspace; the touched columns are appended in order
+            for r in range(S_n0):
+                tag = S_n0 + r
+                ws_n = 0
+                s_d = r
+                for q_d in range(in_a0_pos1[s_d], in_a0_pos1[s_d + 1]):
+                    i_d = in_a0_crd1[q_d]
+                    if <uint64_t>i_d >= <uint64_t>S_n1:
+                        if sf_bad == 0:
+                            sf_bad = 3
+                            sf_a = i_d
+                            sf_b = S_n1
+                            sf_c = 0
+                        i_d = 0
+                    c_d = i_d
+                    x = in_a0_val[q_d]
+                    s_l = c_d
+                    for q_l in range(in_a1_pos1[s_l], in_a1_pos1[s_l + 1]):
+                        i_l = in_a1_crd1[q_l]
+                        if <uint64_t>i_l >= <uint64_t>S_n2:
+                            if sf_bad == 0:
+                                sf_bad = 4
+                                sf_a = i_l
+                                sf_b = S_n2
+                                sf_c = 0
+                            i_l = 0
+                        c_l = i_l
+                        v = <float>(x * in_a1_val[q_l])
+                        if out_ws_mark[c_l] != tag:
+                            out_ws_mark[c_l] = tag
+                            out_ws_list[ws_n] = c_l
+                            ws_n = ws_n + 1
+                            out_ws_val[c_l] = v
+                        else:
+                            out_ws_val[c_l] = out_ws_val[c_l] + v
+                if ws_n * 16 > S_n2:
+                    # a dense row: scanning the marks is cheaper than sorting
+                    for j in range(S_n2):
+                        if out_ws_mark[j] == tag:
+                            out_crd1[n] = <int32_t>j
+                            out_val[n] = out_ws_val[j]
+                            n = n + 1
+                else:
+                    _sf_sort(out_ws_list, ws_n)
+                    for t_2 in range(ws_n):
+                        j = out_ws_list[t_2]
+                        out_crd1[n] = <int32_t>j
+                        out_val[n] = out_ws_val[j]
+                        n = n + 1
+                out_pos1[r + 1] = <int32_t>n
+    if sf_bad:
+        _sf_fail(sf_bad, sf_a, sf_b, sf_c)
+    return (n, m)
+
+
+def count(
+        int64_t S_n0,
+        int64_t S_n1,
+        int64_t S_n2,
+        object p_out_ws_mark,
+        object p_out_ws_list,
+        object p_in_a0_pos1,
+        object p_in_a0_crd1,
+        object p_in_a0_val,
+        object p_in_a1_pos1,
+        object p_in_a1_crd1,
+        object p_in_a1_val,
+):
+    cdef int64_t c_d, c_l, i_d, i_l, q_d, q_l, r, s_d, s_l, sf_a, sf_b, sf_bad, sf_c, total, ws_n
+    cdef int64_t* out_ws_mark = <int64_t*>_sf_address(p_out_ws_mark, sizeof(int64_t), 1)
+    cdef int64_t* out_ws_list = <int64_t*>_sf_address(p_out_ws_list, sizeof(int64_t), 1)
+    cdef int32_t* in_a0_pos1 = <int32_t*>_sf_address(p_in_a0_pos1, sizeof(int32_t), 0)
+    cdef int32_t* in_a0_crd1 = <int32_t*>_sf_address(p_in_a0_crd1, sizeof(int32_t), 0)
+    cdef float* in_a0_val = <float*>_sf_address(p_in_a0_val, sizeof(float), 0)
+    cdef int32_t* in_a1_pos1 = <int32_t*>_sf_address(p_in_a1_pos1, sizeof(int32_t), 0)
+    cdef int32_t* in_a1_crd1 = <int32_t*>_sf_address(p_in_a1_crd1, sizeof(int32_t), 0)
+    cdef float* in_a1_val = <float*>_sf_address(p_in_a1_val, sizeof(float), 0)
+    with nogil:
+        sf_bad = 0
+        total = 0
+        for r in range(S_n0):
+            ws_n = 0
+            s_d = r
+            for q_d in range(in_a0_pos1[s_d], in_a0_pos1[s_d + 1]):
+                i_d = in_a0_crd1[q_d]
+                if <uint64_t>i_d >= <uint64_t>S_n1:
+                    if sf_bad == 0:
+                        sf_bad = 3
+                        sf_a = i_d
+                        sf_b = S_n1
+                        sf_c = 0
+                    i_d = 0
+                c_d = i_d
+                s_l = c_d
+                for q_l in range(in_a1_pos1[s_l], in_a1_pos1[s_l + 1]):
+                    i_l = in_a1_crd1[q_l]
+                    if <uint64_t>i_l >= <uint64_t>S_n2:
+                        if sf_bad == 0:
+                            sf_bad = 4
+                            sf_a = i_l
+                            sf_b = S_n2
+                            sf_c = 0
+                        i_l = 0
+                    c_l = i_l
+                    if out_ws_mark[c_l] != r:
+                        out_ws_mark[c_l] = r
+                        ws_n = ws_n + 1
+            total = total + ws_n
+    if sf_bad:
+        _sf_fail(sf_bad, sf_a, sf_b, sf_c)
+    return total

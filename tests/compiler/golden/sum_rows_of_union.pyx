@@ -1,0 +1,161 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: initializedcheck=False, nonecheck=False
+# sparsefold kernel: coiterate -> dense
+# sparsefold compiler 0.2.0; source hash 0d796e7a78db9f42
+#
+# Program:
+#   %0 = input a0: float32[n0, n1] csr
+#   %1 = input a1: float32[n0, n1] csr
+#   %2 = map(%0, %1, fn=add)                     : float32(n0, n1)
+#   %3 = reduce(%2, axes=(1,), monoid=max, dtype_request=None) : float32(n0,)
+# Strategy: co-iteration (row) of a0, a1 over a0 | a1; Output: dense, each entry combined with max.
+
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, INT64_MAX
+from libc.math cimport NAN, INFINITY, fabs, pow
+from libc.string cimport memcpy
+from cpython.buffer cimport (PyBUF_ANY_CONTIGUOUS, PyBUF_WRITABLE, PyBuffer_Release,
+                             PyObject_GetBuffer)
+
+
+cdef void* _sf_address(object array, Py_ssize_t itemsize, bint writable) except? NULL:
+    # Address of a contiguous buffer's first item; BufferError if not contiguous (or not
+    # writable when it must be), ValueError if its items are not itemsize bytes wide.
+    cdef Py_buffer view
+    PyObject_GetBuffer(array, &view, PyBUF_ANY_CONTIGUOUS | (PyBUF_WRITABLE if writable else 0))
+    cdef void* address = view.buf
+    cdef Py_ssize_t found = view.itemsize
+    PyBuffer_Release(&view)
+    if found != itemsize:
+        raise ValueError(f"expected items of {itemsize} bytes, got {found}")
+    return address
+
+
+def _sf_fail(site, a, b, c):
+    # the first failed check of the call: which array, what was found
+    from sparsefold.spec.errors import InvalidData
+    kind, what = _SF_SITES[site - 1]
+    if kind == "pos":
+        raise InvalidData(f"{what} is not monotone non-decreasing: row {a} spans [{b}, {c})")
+    if kind == "map":
+        raise InvalidData(f"{what}: the operator mapped an entry to {a}, outside [0, {b})")
+    raise InvalidData(f"{what} out of range [0, {b}): found {a}")
+
+_SF_SITES = (('pos', 'a0: indptr'), ('pos', 'a1: indptr'), ('range', 'a0: indices'), ('range', 'a1: indices'), )
+
+def run(
+        int64_t S_n0,
+        int64_t S_n1,
+        object p_in_a0_pos1,
+        object p_in_a0_crd1,
+        object p_in_a0_val,
+        object p_in_a1_pos1,
+        object p_in_a1_crd1,
+        object p_in_a1_val,
+        object p_out_val,
+        object p_out_cnt,
+):
+    cdef bint stale_a, stale_b
+    cdef float acc, v, x0, x1
+    cdef int64_t acc_n, e_a, e_b, i1_a, i1_b, k, key_a, key_b, p_a, p_b, pos_bad, r, s_a, s_b
+    cdef int64_t sf_a, sf_b, sf_bad, sf_c, t
+    cdef int32_t* in_a0_pos1 = <int32_t*>_sf_address(p_in_a0_pos1, sizeof(int32_t), 0)
+    cdef int32_t* in_a0_crd1 = <int32_t*>_sf_address(p_in_a0_crd1, sizeof(int32_t), 0)
+    cdef float* in_a0_val = <float*>_sf_address(p_in_a0_val, sizeof(float), 0)
+    cdef int32_t* in_a1_pos1 = <int32_t*>_sf_address(p_in_a1_pos1, sizeof(int32_t), 0)
+    cdef int32_t* in_a1_crd1 = <int32_t*>_sf_address(p_in_a1_crd1, sizeof(int32_t), 0)
+    cdef float* in_a1_val = <float*>_sf_address(p_in_a1_val, sizeof(float), 0)
+    cdef float* out_val = <float*>_sf_address(p_out_val, sizeof(float), 1)
+    cdef int64_t* out_cnt = <int64_t*>_sf_address(p_out_cnt, sizeof(int64_t), 1)
+    with nogil:
+        sf_bad = 0
+        # a0: rows in order before anything reads them
+        pos_bad = 0
+        for t in range(S_n0):
+            pos_bad = pos_bad | (in_a0_pos1[t + 1] < in_a0_pos1[t])
+        if pos_bad and sf_bad == 0:
+            for t in range(S_n0):
+                if in_a0_pos1[t + 1] < in_a0_pos1[t]:
+                    if sf_bad == 0:
+                        sf_bad = 1
+                        sf_a = t
+                        sf_b = in_a0_pos1[t]
+                        sf_c = in_a0_pos1[t + 1]
+                    break
+        # a1: rows in order before anything reads them
+        pos_bad = 0
+        for t in range(S_n0):
+            pos_bad = pos_bad | (in_a1_pos1[t + 1] < in_a1_pos1[t])
+        if pos_bad and sf_bad == 0:
+            for t in range(S_n0):
+                if in_a1_pos1[t + 1] < in_a1_pos1[t]:
+                    if sf_bad == 0:
+                        sf_bad = 2
+                        sf_a = t
+                        sf_b = in_a1_pos1[t]
+                        sf_c = in_a1_pos1[t + 1]
+                    break
+        if sf_bad == 0:
+            # row-driven co-iteration of a0, a1 over a0 | a1: per output row, one cursor per piece over its source row (inner coordinates in order, proved)
+            for r in range(S_n0):
+                s_a = r
+                p_a = in_a0_pos1[s_a]
+                e_a = in_a0_pos1[s_a + 1]
+                stale_a = 1
+                s_b = r
+                p_b = in_a1_pos1[s_b]
+                e_b = in_a1_pos1[s_b + 1]
+                stale_b = 1
+                acc = (-INFINITY)
+                acc_n = 0
+                while True:
+                    if stale_a:
+                        stale_a = 0
+                        key_a = INT64_MAX
+                        if p_a < e_a:
+                            i1_a = in_a0_crd1[p_a]
+                            if <uint64_t>i1_a >= <uint64_t>S_n1:
+                                if sf_bad == 0:
+                                    sf_bad = 3
+                                    sf_a = i1_a
+                                    sf_b = S_n1
+                                    sf_c = 0
+                                i1_a = 0
+                            key_a = i1_a
+                    if stale_b:
+                        stale_b = 0
+                        key_b = INT64_MAX
+                        if p_b < e_b:
+                            i1_b = in_a1_crd1[p_b]
+                            if <uint64_t>i1_b >= <uint64_t>S_n1:
+                                if sf_bad == 0:
+                                    sf_bad = 4
+                                    sf_a = i1_b
+                                    sf_b = S_n1
+                                    sf_c = 0
+                                i1_b = 0
+                            key_b = i1_b
+                    if not (key_a != INT64_MAX or key_b != INT64_MAX):
+                        break
+                    k = key_a
+                    if key_b < k:
+                        k = key_b
+                    x0 = (<float>0.0)
+                    if key_a == k:
+                        x0 = in_a0_val[p_a]
+                    x1 = (<float>0.0)
+                    if key_b == k:
+                        x1 = in_a1_val[p_b]
+                    v = <float>(x0 + x1)
+                    acc = (v if (v > acc or v != v) and acc == acc else acc)
+                    acc_n = acc_n + 1
+                    if key_a == k:
+                        p_a = p_a + 1
+                        stale_a = 1
+                    if key_b == k:
+                        p_b = p_b + 1
+                        stale_b = 1
+                out_cnt[r] = out_cnt[r] + acc_n
+                out_val[r] = (acc if (acc > out_val[r] or acc != acc) and out_val[r] == out_val[r] else out_val[r])
+    if sf_bad:
+        _sf_fail(sf_bad, sf_a, sf_b, sf_c)
+    return 0
