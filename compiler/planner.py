@@ -168,10 +168,22 @@ def _operands(root: Node, exact: bool) -> list[Operand]:
             for a in node.args:
                 visit(a)
             return
-        raise NeedsStage(node, None, f"{type(node).__name__} over a sparse expression is not "
-                                     f"a view")
+        culprit = _not_a_view(node, exact)
+        raise NeedsStage(culprit, None, f"{type(culprit).__name__} over a sparse expression "
+                                        f"is not a view")
     visit(root)
     return list(found.values())
+
+
+def _not_a_view(node: Node, exact: bool) -> Node:
+    """The part of ``node`` (not a view) to compute first: below a shape operator, its
+    first sparse operand that is not a view (``pad(a + 1)`` computes ``a + 1``); the node
+    itself when its operands are views (a user operator with a fill, a reduction)."""
+    if isinstance(node, ShapeOp):
+        for o in node.operands():
+            if has_sparse_input(o) and _stream(o, exact) is None:
+                return _not_a_view(o, exact) if isinstance(o, ShapeOp) else o
+    return node
 
 
 def _check_broadcasts(root: Node) -> None:

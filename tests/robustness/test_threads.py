@@ -160,16 +160,16 @@ def test_eight_threads_call_different_kernels(matrices):
 def test_max_reduction_with_concurrent_calls_of_other_sizes(monkeypatch):
     """A schedule the released GIL allows: while one call of a kernel finishes, another call
     of the same kernel (other sizes) binds its sizes. Forced with events around
-    Kernel._finish, so the outcome does not depend on luck. (Regression test for
+    StageKernel._finish, so the outcome does not depend on luck. (Regression test for
     compiler_failures.md §22: the sizes were kept on the shared kernel.)"""
-    from sparsefold.compiler import pipeline
+    from sparsefold.compiler import kernel as pipeline
     f = sf.jit(lambda a: a.max(axis=0), out="dense")
     rng = np.random.default_rng(5)
     small = sp.csr_array(-1.0 - rng.random((3, 4)))   # every column full: max is negative
     large = sp.csr_array(-1.0 - rng.random((50, 6)))
     np.testing.assert_array_equal(f(small), small.toarray().max(axis=0))
     np.testing.assert_array_equal(f(large), large.toarray().max(axis=0))
-    original = pipeline.Kernel._finish
+    original = pipeline.StageKernel._finish
     small_finishing, large_finishing = threading.Event(), threading.Event()
 
     def finish(self, *args, **kwargs):
@@ -179,7 +179,7 @@ def test_max_reduction_with_concurrent_calls_of_other_sizes(monkeypatch):
         elif threading.current_thread().name == "large":
             large_finishing.set()
         return original(self, *args, **kwargs)
-    monkeypatch.setattr(pipeline.Kernel, "_finish", finish)
+    monkeypatch.setattr(pipeline.StageKernel, "_finish", finish)
     results = {}
 
     def call_small():
