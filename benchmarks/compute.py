@@ -45,11 +45,12 @@ SPMM_COLS = 8
 class Pipeline:
     """A sparsefold computation: ``stages`` are (jit function, arguments) pairs, run in order;
     an argument ``None`` is the previous stage's result. ``shapes`` are the stages' output
-    shapes and ``formats`` their output formats (for probing a stage's plan before its input
-    exists, with an empty stand-in of that shape and format)."""
+    shapes (for probing a stage's plan before its input exists, with an empty CSR stand-in
+    of that shape); ``inner`` the contracted extent of each stage (1: none)."""
 
     stages: tuple[tuple[Any, tuple], ...]
     shapes: tuple[tuple[int, ...], ...]
+    inner: tuple[int, ...] = ()
 
     def run(self):
         result = None
@@ -57,11 +58,13 @@ class Pipeline:
             result = fn(*[result if a is None else a for a in args])
         return result
 
-    def probe_args(self) -> list[tuple[Any, tuple, tuple[int, ...]]]:
-        """(jit function, arguments with stand-ins for intermediates, output shape)."""
+    def probe_args(self) -> list[tuple[Any, tuple, tuple[int, ...], int]]:
+        """(jit function, arguments with stand-ins for intermediates, output shape, inner
+        extent) per stage."""
         out, prev = [], None
-        for (fn, args), shape in zip(self.stages, self.shapes):
-            out.append((fn, tuple(prev if a is None else a for a in args), shape))
+        inner = self.inner or (1,) * len(self.stages)
+        for (fn, args), shape, k in zip(self.stages, self.shapes, inner):
+            out.append((fn, tuple(prev if a is None else a for a in args), shape, k))
             prev = sp.csr_array(shape, dtype=np.float64) if len(shape) == 2 else None
         return out
 
@@ -170,12 +173,12 @@ class Operands:
         return self._converted[key]
 
     def ta(self, name: str):
-        """The tensora tensor of operand ``name`` (sparse as CSR; "A^T" and "S^csc" are A and
-        S stored by columns, for programs that read them transposed), converted once."""
+        """The tensora tensor of operand ``name`` (sparse as CSR; "A^T" is A stored by
+        columns, for a program that reads A transposed), converted once."""
         key = ("ta", name)
         if key not in self._converted:
-            if name in ("A^T", "S^csc"):
-                value = peers.to_tensora_csc(self.A if name == "A^T" else self.S)
+            if name == "A^T":
+                value = peers.to_tensora_csc(self.A)
             else:
                 v = getattr(self, name)
                 value = peers.to_tensora_dense(v) if isinstance(v, np.ndarray) else \
@@ -201,8 +204,8 @@ def _tensora(assignment: str, formats: dict[str, str], ops: Operands, args: dict
 
 # ---- the programs ---------------------------------------------------------------------------
 
-def _p(*stages, shapes) -> Pipeline:
-    return Pipeline(tuple(stages), tuple(shapes))
+def _p(*stages, shapes, inner=()) -> Pipeline:
+    return Pipeline(tuple(stages), tuple(shapes), tuple(inner))
 
 
 def _add3_case(o: Operands) -> ComputeCase:
@@ -308,7 +311,8 @@ def _spgemm_square_case(o: Operands) -> ComputeCase:
         ga = o.gb("A")
         return lambda: ga.mxm(ga, semiring.plus_times).new()
     return ComputeCase(
-        "csr", A.shape, scipy=lambda: A @ A, ours=_p((_matmul, (A, A)), shapes=[A.shape]),
+        "csr", A.shape, scipy=lambda: A @ A,
+        ours=_p((_matmul, (A, A)), shapes=[A.shape], inner=[A.shape[1]]),
         gb=gb,
         tensora="TACO without a workspace finds only inner products: O(rows × cols) "
                 "iterations")
@@ -322,13 +326,16 @@ def _spgemm_skinny_case(o: Operands) -> ComputeCase:
         _, _, semiring = _gb_ops()
         ga, gs = o.gb("A"), o.gb("S")
         return lambda: ga.mxm(gs, semiring.plus_times).new()
-    # inner products over S's 64 columns (S stored by columns): TACO's kernel for this
+    # TACO without a workspace has no row-wise product with a sparse result (its only
+    # sparse-output kernel is inner products: rows × nnz(S) merge steps, hours at scale);
+    # it scatters into a dense N × 64 result instead, and that is what it is timed on
     return ComputeCase(
-        "csr", shape, scipy=lambda: A @ S, ours=_p((_matmul, (A, S)), shapes=[shape]),
+        "csr", shape, scipy=lambda: A @ S,
+        ours=_p((_matmul, (A, S)), shapes=[shape], inner=[A.shape[1]]),
         gb=gb,
         tensora=lambda: (_tensora(
-            "D(i,j) = A(i,k) * S(k,j)", {"D": "ds", "A": "ds", "S": "d1s0"},
-            o, {"A": "A", "S": "S^csc"})))
+            "D(i,j) = A(i,k) * S(k,j)", {"D": "dd", "A": "ds", "S": "ds"},
+            o, {"A": "A", "S": "S"})))
 
 
 def _sum_mul_case(o: Operands) -> ComputeCase:
@@ -371,7 +378,7 @@ def _spmv_case(o: Operands) -> ComputeCase:
         return lambda: ga.mxv(gx, semiring.plus_times).new()
     return ComputeCase(
         "dense", (A.shape[0],), scipy=lambda: A @ x,
-        ours=_p((_matvec, (A, x)), shapes=[(A.shape[0],)]),
+        ours=_p((_matvec, (A, x)), shapes=[(A.shape[0],)], inner=[A.shape[1]]),
         gb=gb,
         tensora=lambda: (_tensora(
             "y(i) = A(i,j) * x(j)", {"y": "d", "A": "ds", "x": "d"}, o, {"A": "A", "x": "x"})))
@@ -386,7 +393,8 @@ def _spmm_case(o: Operands) -> ComputeCase:
         ga, gx = o.gb("A"), o.gb("X")
         return lambda: ga.mxm(gx, semiring.plus_times).new()
     return ComputeCase(
-        "dense", shape, scipy=lambda: A @ X, ours=_p((_matvec, (A, X)), shapes=[shape]),
+        "dense", shape, scipy=lambda: A @ X,
+        ours=_p((_matvec, (A, X)), shapes=[shape], inner=[A.shape[1]]),
         gb=gb,
         tensora=lambda: (_tensora(
             "Y(i,j) = A(i,k) * X(k,j)", {"Y": "dd", "A": "ds", "X": "dd"},
@@ -405,8 +413,9 @@ def _vstack_matmul_case(o: Operands) -> ComputeCase:
         return lambda: g.ss.concat([[ga], [gb_]]).mxm(gs, semiring.plus_times).new()
     return ComputeCase(
         "csr", shape, scipy=lambda: sp.vstack([A, B], format="csr") @ S,
-        ours=_p((_vstack_matmul, (A, B, S)), shapes=[shape]),
-        unfused=_p((_vstack, (A, B)), (_matmul, (None, S)), shapes=[stacked, shape]),
+        ours=_p((_vstack_matmul, (A, B, S)), shapes=[shape], inner=[A.shape[1]]),
+        unfused=_p((_vstack, (A, B)), (_matmul, (None, S)), shapes=[stacked, shape],
+                   inner=[1, A.shape[1]]),
         gb=gb,
         tensora="TACO has no concatenation")
 
@@ -420,7 +429,7 @@ PROGRAMS: tuple[Program, ...] = (
     Program("spgemm_square", "A @ A", False, _spgemm_square_case,
             f"square matrices whose product has <= {PRODUCT_NNZ_LIMIT:.3g} entries"),
     Program("spgemm_skinny", f"A @ S (S sparse, {SKINNY_COLS} columns)", False,
-            _spgemm_skinny_case, "tensora: inner products over S stored by columns"),
+            _spgemm_skinny_case, "tensora writes a dense N × 64 result (no workspace)"),
     Program("sum_mul", "sf.sum(A * B)", True, _sum_mul_case),
     Program("row_scale", "A * d[:, None]", False, _row_scale_case,
             "scipy: diags_array(d) @ A; GraphBLAS: diag(d) @ A"),

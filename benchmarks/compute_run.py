@@ -27,10 +27,10 @@ def sparsefold_row(base, system, pipeline, check, repeat, timeout,
                    dense_limit: int = guard.DENSE_LIMIT) -> dict:
     """The row of a sparsefold pipeline: probed, then (unless it densifies) measured."""
     plans, dense, notes = [], [], []
-    for fn, args, shape in pipeline.probe_args():
+    for fn, args, shape, inner in pipeline.probe_args():
         plan = guard.probe(fn, args)
         plans.append(plan.strategy or "unknown")
-        if (why := guard.densifies(plan, args, shape, dense_limit)):
+        if (why := guard.densifies(plan, args, shape, dense_limit, inner)):
             dense.append(why)
         if plan.note:
             notes.append(plan.note)

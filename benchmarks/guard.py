@@ -22,10 +22,14 @@ import contextlib
 import math
 from dataclasses import dataclass
 
-__all__ = ["DENSE_LIMIT", "PlanInfo", "probe", "densifies", "memory_limit", "dense_elements"]
+__all__ = ["DENSE_LIMIT", "DENSE_WORK_LIMIT", "PlanInfo", "probe", "densifies",
+           "memory_limit", "dense_elements"]
 
 # 2**27 elements: 1 GiB of float64 — a dense temporary beyond this is not worth timing
 DENSE_LIMIT = 2**27
+# A dense contraction (A @ B densified) does out elements × inner extent multiply-adds in
+# compiled code, which the per-call timeout (a signal) cannot interrupt: 2**31 is seconds.
+DENSE_WORK_LIMIT = 2**31
 
 
 @dataclass(frozen=True)
@@ -74,15 +78,21 @@ def dense_elements(args, out_shape) -> int:
     return total
 
 
-def densifies(plan: PlanInfo, args, out_shape, limit: int = DENSE_LIMIT) -> str:
-    """"" when the call may run; otherwise the reason it is not run."""
+def densifies(plan: PlanInfo, args, out_shape, limit: int = DENSE_LIMIT, inner: int = 1,
+              work_limit: int = DENSE_WORK_LIMIT) -> str:
+    """"" when the call may run; otherwise the reason it is not run. ``inner``: the
+    contracted extent of a product (1 for element-wise programs)."""
     if not plan.is_dense or not any(_is_sparse(a) for a in args):
         return ""
     n = dense_elements(args, out_shape)
-    if n <= limit:
-        return ""
-    return (f"plan 'dense' densifies sparse inputs: {n:.3g} elements "
-            f"(~{n * 8 / 2**30:.3g} GiB as float64) > limit {limit:.3g}")
+    if n > limit:
+        return (f"plan 'dense' densifies sparse inputs: {n:.3g} elements "
+                f"(~{n * 8 / 2**30:.3g} GiB as float64) > limit {limit:.3g}")
+    work = math.prod(out_shape) * inner
+    if work > work_limit:
+        return (f"plan 'dense' contracts densely: {work:.3g} multiply-adds > limit "
+                f"{work_limit:.3g}")
+    return ""
 
 
 def _meminfo(key: str) -> int | None:

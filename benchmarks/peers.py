@@ -154,7 +154,7 @@ def entries(x) -> Entries:
         return Entries((x.shape[0],), idx[order].astype(np.int64), val[order])
     if isinstance(x, g.Matrix):
         r, c, val = x.to_coo()
-        keys = r.astype(np.int64) * np.int64(x.ncols) + c
+        keys = r.astype(np.int64) * np.int64(x.ncols) + c.astype(np.int64)
         order = np.argsort(keys, kind="stable")
         return Entries((x.nrows, x.ncols), keys[order], val[order])
     raise Mismatch(f"expected a GraphBLAS Matrix, Vector or Scalar, found {type(x).__name__}")
