@@ -213,7 +213,7 @@ def read_rows(csv_path: Path, run_id: str | None = None) -> tuple[str, list[dict
     return run_id, [r for r in rows if r["run_id"] == run_id]
 
 
-def _versions() -> dict:
+def _versions(with_peers: bool) -> dict:
     import numpy
     import scipy
 
@@ -225,7 +225,8 @@ def _versions() -> dict:
             found[mod] = __import__(mod).__version__
         except ImportError:
             found[mod] = "not installed"
-    found.update(peers.versions())
+    if with_peers:  # importing them costs ~1 s: not in a run that does not use them
+        found.update(peers.versions())
     return found
 
 
@@ -249,14 +250,16 @@ def _machine() -> dict:
 
 def _note_peers(with_peers: bool, progress: bool) -> dict:
     """Say once, before the run, which peers are used and which cannot be."""
+    if not with_peers:
+        return {"graphblas": "off", "tensora": "off"}
     status = {}
     for name in ("graphblas", "tensora"):
         ok, why = peers.available(name)
-        status[name] = "used" if ok and with_peers else ("off (--no-peers)" if ok else why)
-        if with_peers and not ok:
+        status[name] = "used" if ok else why
+        if not ok:
             print(f"bench: peer {name} is not available ({why}); its results are recorded "
                   f"as unavailable", file=sys.stderr, flush=True)
-    if with_peers and peers.available("graphblas")[0]:
+    if peers.available("graphblas")[0]:
         status["graphblas_threads"] = f"1 and {peers.gb_default_threads()} (default)"
     return status
 
@@ -279,7 +282,7 @@ def run_suite(kernels, matrices, out_dir: Path, *, repeat: int = 10, timeout: fl
             "kernels": [k.name for k in kernels], "matrices": [m.name for m in matrices],
             "programs": [p.name for p in programs],
             "compute_matrices": [m.name for m in compute_matrices],
-            "versions": _versions(), "machine": _machine()}
+            "versions": _versions(with_peers), "machine": _machine()}
     started = time.perf_counter()
     csv_path = out_dir / "results.csv"
     total = len(kernels) * len(matrices) + len(programs) * len(compute_matrices)
