@@ -127,13 +127,27 @@ def matrix_table(rows: list[dict]) -> str:
 
 
 def _densifying(rows: list[dict]) -> list[str]:
-    out: dict[str, list[str]] = defaultdict(list)
+    """Per program and pipeline: on how many matrices the plan was dense, how many of those
+    ran (under the limits) and which did not."""
+    dense: dict[str, list[dict]] = defaultdict(list)
+    planned: dict[str, int] = defaultdict(int)
     for r in rows:
-        if r["system"] in ("sparsefold", "unfused") and (
-                r["status"] == "densifies" or "dense" in r["detail"].split(";")[0]):
-            what = "not run" if r["status"] == "densifies" else f"ran ({r['status']})"
-            out[f"{r['kernel']} ({r['system']})"].append(f"{r['matrix']}: {what}")
-    return [f"* {k}: {', '.join(v)}" for k, v in out.items()]
+        if r["system"] in ("sparsefold", "unfused") and r["detail"].startswith("plan: "):
+            key = f"{r['kernel']} ({r['system']})"
+            planned[key] += 1
+            if "dense" in r["detail"].split(";")[0]:
+                dense[key].append(r)
+    out = []
+    for key, hits in dense.items():
+        skipped = [r["matrix"] for r in hits if r["status"] == "densifies"]
+        ran = len(hits) - len(skipped)
+        text = (f"* {key}: a dense plan on {len(hits)}/{planned[key]} matrices; ran on {ran} "
+                f"(under the limits), not run on {len(skipped)}")
+        if skipped:
+            shown = ", ".join(skipped[:6]) + (", ..." if len(skipped) > 6 else "")
+            text += f" ({shown})"
+        out.append(text)
+    return out
 
 
 def _peer_reasons(rows: list[dict]) -> list[str]:

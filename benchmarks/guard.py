@@ -28,8 +28,9 @@ __all__ = ["DENSE_LIMIT", "DENSE_WORK_LIMIT", "PlanInfo", "probe", "densifies",
 # 2**27 elements: 1 GiB of float64 — a dense temporary beyond this is not worth timing
 DENSE_LIMIT = 2**27
 # A dense contraction (A @ B densified) does out elements × inner extent multiply-adds in
-# compiled code, which the per-call timeout (a signal) cannot interrupt: 2**31 is seconds.
-DENSE_WORK_LIMIT = 2**31
+# compiled code, which the per-call timeout (a signal) cannot interrupt: 2**28 is about a
+# second (2**31 took over 10 s per call on the shared matrices).
+DENSE_WORK_LIMIT = 2**28
 
 
 @dataclass(frozen=True)
