@@ -5,19 +5,22 @@ GraphBLAS (``gb_call``), on inputs converted before timing (``peers.to_gb``):
 
 | kernel | GraphBLAS |
 |---|---|
-| cv_collapse_coo | ``Matrix.from_coo`` (the build), then ``.ss.flatten()`` |
+| cv_collapse_coo | ``Matrix.from_coo`` (the build), then ``.ss.reshape(1, N*C)`` |
 | coo_{h,v}stack_coo_coo, csr_hstack_coo_coo | two ``Matrix.from_coo`` builds, ``gb.ss.concat`` |
 | csr_{h,v}stack_csr_csr, coo_{h,v}stack_csr_csr | ``gb.ss.concat`` |
 | csr_slice_1d_csr, coo_slice_1d_csr | extract ``M[0:(N+1)//2:2, :]`` |
-| coo_split_cv, csr_split_cv | ``Vector.ss.reshape(N, C)`` |
-| cv_collapse_csr_mul_cv | ``.ss.flatten()``, then ``ewise_mult`` with b |
+| coo_split_cv, csr_split_cv | ``.ss.reshape(N, C)`` of the 1 × N*C matrix |
+| cv_collapse_csr_mul_cv | ``.ss.reshape(1, N*C)``, then ``ewise_mult`` with b |
 | dv_sum_vstack_csr_csr_mul_dv | ``gb.ss.concat``, then ``mxv`` |
 | csr_slice_1d_csr_mul_csr | extract, then ``ewise_mult`` |
 
 GraphBLAS has no COO storage, so a COO input reaches it as its coordinate arrays and the
 timed call includes the build (``Matrix.from_coo``): the COO-to-row-major work the kernel is
-about. Its native result is a GraphBLAS Matrix or Vector (row-major); the "to scipy" figure
-adds the export to the kernel's format.
+about. A sparse vector is a 1 × L Matrix on the GraphBLAS side: GraphBLAS's own reshape
+(``GxB_Matrix_reshape``) works on matrices, and python-graphblas's Vector reshape and
+``flatten`` go through Python (~10× slower: 14–25 ms vs 1.4 ms on pkustk02). Its native
+result is a GraphBLAS Matrix or Vector (row-major); the "to scipy" figure adds the export to
+the kernel's format (a 1-d vector for the collapse kernels).
 
 tensora (TACO) has no reshape, concatenation or slicing; for the fusion kernels it times only
 their compute part, with the shape operator applied during the untimed input conversion:
@@ -52,15 +55,15 @@ def gb_call(kernel, ops: dict[str, Any]) -> Callable[[], Any]:
     from graphblas import binary, semiring
     name = kernel.name
     if name == "cv_collapse_coo":
-        a = ops["a"]
-        n, c = a.shape
-        return lambda: peers.gb_from_coo(a, n, c).ss.flatten()
+        coo = peers.gb_coo(ops["a"])
+        length = coo[3] * coo[4]
+        return lambda: peers.gb_from_coo(coo).ss.reshape(1, length)
     if "stack" in name and "mul" not in name:
         a, b = ops["a"], ops["b"]
         tiles = (lambda x, y: [[x, y]]) if "hstack" in name else (lambda x, y: [[x], [y]])
         if a.format == "coo":
-            return lambda: g.ss.concat(tiles(peers.gb_from_coo(a, *a.shape),
-                                             peers.gb_from_coo(b, *b.shape)))
+            ca, cb = peers.gb_coo(a), peers.gb_coo(b)
+            return lambda: g.ss.concat(tiles(peers.gb_from_coo(ca), peers.gb_from_coo(cb)))
         ga, gb_ = peers.to_gb(a), peers.to_gb(b)
         return lambda: g.ss.concat(tiles(ga, gb_))
     if name in ("csr_slice_1d_csr", "coo_slice_1d_csr"):
@@ -68,13 +71,13 @@ def gb_call(kernel, ops: dict[str, Any]) -> Callable[[], Any]:
         rows = _half_rows(ops["m"].shape[0])
         return lambda: gm[rows, :].new()
     if name in ("coo_split_cv", "csr_split_cv"):
-        v = ops["v"]
-        gv = peers.gb_vector(v)
+        gv = peers.gb_row(ops["v"])
         n, c = ops["shape"]
         return lambda: gv.ss.reshape(n, c)
     if name == "cv_collapse_csr_mul_cv":
-        gm, gbv = peers.to_gb(ops["m"]), peers.gb_vector(ops["b"])
-        return lambda: gm.ss.flatten().ewise_mult(gbv, binary.times).new()
+        gm, gbv = peers.to_gb(ops["m"]), peers.gb_row(ops["b"])
+        length = ops["m"].shape[0] * ops["m"].shape[1]
+        return lambda: gm.ss.reshape(1, length).ewise_mult(gbv, binary.times).new()
     if name == "dv_sum_vstack_csr_csr_mul_dv":
         ga, gb_, gx = peers.to_gb(ops["a"]), peers.to_gb(ops["b"]), peers.gb_dense(ops["x"])
         return lambda: g.ss.concat([[ga], [gb_]]).mxv(gx, semiring.plus_times).new()

@@ -29,7 +29,8 @@ import scipy.sparse as sp
 from sparsefold.benchmarks.check import Entries, Mismatch
 
 __all__ = ["GB_SYSTEMS", "TENSORA", "PEER_SYSTEMS", "available", "gb", "gb_threads",
-           "gb_default_threads", "to_gb", "gb_from_coo", "gb_vector", "gb_dense", "gb_export",
+           "gb_default_threads", "to_gb", "gb_coo", "gb_from_coo", "gb_row", "gb_dense",
+           "gb_export",
            "entries", "tensora_kernel", "to_tensora_csr", "to_tensora_csc",
            "to_tensora_dense", "to_tensora_vector", "tensora_entries", "versions"]
 
@@ -109,15 +110,25 @@ def to_gb(m):
     return gb().io.from_scipy_sparse(sp.csr_array(m) if m.format != "csr" else m)
 
 
-def gb_from_coo(a, nrows: int, ncols: int):
-    """GraphBLAS's build from COO arrays: the timed part of a COO-input kernel (GraphBLAS
-    has no COO storage, so its COO "input" is the coordinate arrays themselves)."""
-    return gb().Matrix.from_coo(a.row, a.col, a.data, nrows=nrows, ncols=ncols)
+def gb_coo(a) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
+    """A scipy COO matrix as GraphBLAS's COO input: (rows, cols, values, nrows, ncols) with
+    its uint64 index type (converted here, before timing)."""
+    return (a.row.astype(np.uint64), a.col.astype(np.uint64), a.data, *a.shape)
 
 
-def gb_vector(v: sp.csr_array):
-    """A 1-d scipy CSR vector as a sparse GraphBLAS Vector."""
-    return gb().Vector.from_coo(v.indices, v.data, size=v.shape[0])
+def gb_from_coo(coo):
+    """GraphBLAS's build from COO arrays (``gb_coo``): the timed part of a COO-input kernel
+    (GraphBLAS has no COO storage, so its COO "input" is the coordinate arrays)."""
+    rows, cols, vals, nrows, ncols = coo
+    return gb().Matrix.from_coo(rows, cols, vals, nrows=nrows, ncols=ncols)
+
+
+def gb_row(v: sp.csr_array):
+    """A 1-d scipy CSR vector as a 1 × L GraphBLAS Matrix: the form GraphBLAS's own reshape
+    (``GxB_Matrix_reshape``, via ``Matrix.ss.reshape``) works on; python-graphblas's
+    ``Vector.ss.reshape`` and ``Matrix.ss.flatten`` go through Python and are ~10× slower."""
+    return gb().Matrix.from_coo(np.zeros(v.nnz, dtype=np.uint64),
+                                v.indices.astype(np.uint64), v.data, nrows=1, ncols=v.shape[0])
 
 
 def gb_dense(x: np.ndarray):
@@ -128,12 +139,16 @@ def gb_dense(x: np.ndarray):
 
 def gb_export(x, out: str):
     """A GraphBLAS result as the scipy/NumPy object the kernel asks for (``out``: "csr",
-    "coo", "dense"; a Vector with ``out`` "csr" becomes a 1-d csr_array)."""
+    "coo", "dense", or "csr1": a 1-d csr_array, from a Vector or a 1 × L Matrix; a Vector
+    with ``out`` "csr" also becomes a 1-d csr_array)."""
     g = gb()
     if isinstance(x, g.Scalar):
         return np.asarray(x.value if x.value is not None else 0)
     if out == "dense":
         return x.to_dense(fill_value=0)
+    if isinstance(x, g.Matrix) and x.nrows == 1 and out == "csr1":
+        _, idx, val = x.to_coo()
+        x = g.Vector.from_coo(idx, val, size=x.ncols)
     if isinstance(x, g.Vector):
         idx, val = x.to_coo()
         n = x.shape[0]
@@ -143,8 +158,9 @@ def gb_export(x, out: str):
     return g.io.to_scipy_sparse(x, format=out)
 
 
-def entries(x) -> Entries:
-    """A GraphBLAS result's entries in row-major order (for checking, not timed)."""
+def entries(x, shape: tuple[int, ...] | None = None) -> Entries:
+    """A GraphBLAS result's entries in row-major order (for checking, not timed). A 1 × L
+    Matrix standing for a vector is read with ``shape`` (L,) (row-major keys are the same)."""
     g = gb()
     if isinstance(x, g.Scalar):
         return Entries((), None, np.asarray(x.value if x.value is not None else 0))
@@ -156,7 +172,10 @@ def entries(x) -> Entries:
         r, c, val = x.to_coo()
         keys = r.astype(np.int64) * np.int64(x.ncols) + c.astype(np.int64)
         order = np.argsort(keys, kind="stable")
-        return Entries((x.nrows, x.ncols), keys[order], val[order])
+        own = (x.nrows, x.ncols)
+        if shape is not None and len(shape) == 1 and own == (1, shape[0]):
+            own = tuple(shape)
+        return Entries(own, keys[order], val[order])
     raise Mismatch(f"expected a GraphBLAS Matrix, Vector or Scalar, found {type(x).__name__}")
 
 

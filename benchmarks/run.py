@@ -145,10 +145,14 @@ def bench_case(kernel, info, matrix, run_id: str, repeat: int, timeout: float,
                                 if kernel.other == "unfused" else baseline_entries(r)),
                         repeat, timeout, missing="pydata/sparse is not installed"))
     if with_peers:
+        # a 1-d sparse result (the collapse kernels) is a 1 × L matrix in GraphBLAS
+        vector = kernel.out == "csr" and len(case.out_shape) == 1
         rows += peer_rows(
-            base, kernel.out, lambda: peer_kernels.gb_call(kernel, case.operands),
+            base, "csr1" if vector else kernel.out,
+            lambda: peer_kernels.gb_call(kernel, case.operands),
             lambda: peer_kernels.tensora_call(kernel, case.operands),
-            check_gb=checker(peers.entries), check_export=checker(exported),
+            check_gb=checker(lambda r: peers.entries(r, case.out_shape)),
+            check_export=checker(exported),
             check_tensora=checker(lambda t: _float32(peers.tensora_entries(t))),
             repeat=repeat, timeout=timeout)
     arrays = _kernels().floor_arrays(kernel, case, reference["entries"].nnz)
