@@ -96,8 +96,7 @@ def program_table(rows: list[dict]) -> str:
             if other == "unfused":
                 ratios = [u / f for s in by_matrix.values()
                           if (u := _secs(s.get("unfused"))) and (f := _secs(s.get("sparsefold")))]
-                fused = any("unfused" in s for s in by_matrix.values())
-                cells.append(f"{_geo(ratios):.2f}" if ratios else ("–" if not fused else "none"))
+                cells.append(f"{_geo(ratios):.2f}" if ratios else "–")
             else:
                 cells.append(_ratio_cell(by_matrix, other))
         geo = _geo(times)

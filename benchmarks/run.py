@@ -162,8 +162,8 @@ def bench_case(kernel, info, matrix, run_id: str, repeat: int, timeout: float,
 
 
 class _Progress:
-    """A tqdm bar when stderr is a terminal; otherwise (piped, CI, a log file) one line per
-    case on stderr, so a long run never sits silent."""
+    """A tqdm bar when stderr is a terminal (and tqdm is installed); otherwise (piped, CI, a
+    log file) one line per case on stderr, so a long run never sits silent."""
 
     def __init__(self, total: int, enabled: bool):
         self._bar = None

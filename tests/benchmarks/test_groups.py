@@ -59,11 +59,12 @@ def _expect_peer(rows_by_system, system, expressible: bool):
 
 def test_paper_group_with_peers(matrix_dir, tmp_path, capsys):
     out = tmp_path / "results"
-    assert main(["bench", "--kernels", "csr_vstack_csr_csr,dv_sum_vstack_csr_csr_mul_dv",
+    assert main(["bench", "--kernels",
+                 "cv_collapse_coo,csr_vstack_csr_csr,dv_sum_vstack_csr_csr_mul_dv",
                  "--matrices", "tiny", "--matrix-dir", str(matrix_dir), "--out", str(out),
                  "--repeat", "2", "--no-plots", "--peers", "--malloc", "system"]) == 0
     rows = _rows(out)
-    for kernel, tensora_ok in (("csr_vstack_csr_csr", False),
+    for kernel, tensora_ok in (("cv_collapse_coo", False), ("csr_vstack_csr_csr", False),
                                ("dv_sum_vstack_csr_csr_mul_dv", True)):
         by_system = {r["system"]: r for r in rows if r["kernel"] == kernel}
         assert by_system["sparsefold"]["status"] == "ok"
@@ -76,7 +77,7 @@ def test_paper_group_with_peers(matrix_dir, tmp_path, capsys):
     assert f"results: {out / 'results.csv'}" in printed.out
     assert "summary: " in printed.out
     # no terminal here: progress comes as lines, one per case
-    assert "bench [1/2] tiny: csr_vstack_csr_csr" in printed.err
+    assert "bench [1/3] tiny: cv_collapse_coo" in printed.err
 
 
 def test_compute_group_on_a_tiny_matrix(matrix_dir, tmp_path, capsys):
