@@ -26,10 +26,10 @@ matrix: ok, densifies (the plan would allocate more than 2^27 dense elements, so
 run), skipped (the program does not apply: not square, or A @ A too big), or the error.
 **time** = sparsefold's time, geometric mean over the matrices where it ran. **× X** = X's
 time ÷ sparsefold's (above 1: sparsefold is faster), geometric mean over matrices where both
-were correct; GB = GraphBLAS native output at 1 thread / its default N threads, "→scipy" with
-the export to the scipy format; **fused ÷ unfused** = the unfused sparsefold pipeline's time ÷
-the fused kernel's (target ≥ 1.3). "–": the peer cannot express the program, or nothing to
-compare."""
+were correct; GB = GraphBLAS native output at 1 thread / its default N threads, "→scipy"
+with the export to the scipy format; tensora's result stays native (a tensora Tensor);
+**fused ÷ unfused** = the unfused sparsefold pipeline's time ÷ the fused kernel's (target ≥
+1.3). "–": the peer cannot express the program, or nothing to compare."""
 
 
 def _by_case(rows):

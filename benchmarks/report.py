@@ -40,10 +40,11 @@ at least 100,000 entries; **scipy ÷ floor** = how far scipy itself is from the 
 **first call s** = the slowest warm-up call (includes compiling the kernel when it was not in
 the disk cache). **not ok** = results that did not count (wrong, error, timeout, ...)."""
 
-_PEER_LEGEND = """Each cell: the peer's time ÷ sparsefold's, geometric mean over matrices (above 1:
-sparsefold is faster). GraphBLAS at 1 thread and at its default thread count; "native" keeps
-its result as a GraphBLAS Matrix/Vector, "→ scipy" adds the export to the kernel's scipy
-format. Inputs are converted to each peer's format before timing (GraphBLAS's COO inputs are
+_PEER_LEGEND = """Each cell: the peer's time ÷ sparsefold's, geometric mean over matrices
+(above 1: sparsefold is faster). GraphBLAS at 1 thread and at its default thread count;
+"native" keeps its result as a GraphBLAS Matrix/Vector, "→ scipy" adds the export to the
+kernel's scipy format; tensora's result always stays native (a tensora Tensor, float64).
+Inputs are converted to each peer's format before timing (GraphBLAS's COO inputs are
 coordinate arrays, and its build is timed). tensora's fusion figures time only the compute
 part (the shape operator was applied in the untimed conversion). "–": the peer cannot
 express the kernel (reason below)."""
