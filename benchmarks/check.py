@@ -45,19 +45,20 @@ def _linear(coords, shape) -> np.ndarray:
     return key
 
 
-def result_entries(x, out: str) -> Entries:
-    """Our result's entries, after checking it is the ``out`` format, float32, canonical."""
+def result_entries(x, out: str, dtype=np.float32) -> Entries:
+    """Our result's entries, after checking it is the ``out`` format, ``dtype``, canonical."""
+    want = np.dtype(dtype)
     if out == "dense":
         if not isinstance(x, np.ndarray):
             raise Mismatch(f"expected a numpy.ndarray, found {type(x).__name__}")
-        if x.dtype != np.float32:
-            raise Mismatch(f"expected float32 values, found {x.dtype}")
+        if x.dtype != want:
+            raise Mismatch(f"expected {want} values, found {x.dtype}")
         return Entries(x.shape, None, x)
     if not sp.issparse(x) or x.format != out:
         fmt = getattr(x, "format", None)
         raise Mismatch(f"expected a scipy {out} array, found {type(x).__name__} ({fmt})")
-    if x.dtype != np.float32:
-        raise Mismatch(f"expected float32 values, found {x.dtype}")
+    if x.dtype != want:
+        raise Mismatch(f"expected {want} values, found {x.dtype}")
     shape = tuple(int(n) for n in x.shape)
     if out == "csr":
         indptr, indices = np.asarray(x.indptr), np.asarray(x.indices)
@@ -106,7 +107,10 @@ def compare(got: Entries, want: Entries, out_shape: tuple[int, ...], mode: str) 
     """Raise Mismatch unless ``got`` (shape ``out_shape``) has ``want``'s entries.
 
     mode "exact": same positions and values; "prune_zeros": the same, ignoring stored zeros
-    on both sides; "allclose": dense values within float32 summation error."""
+    on both sides; "allclose": dense values within float32 summation error; "close": sparse
+    results of float64 sums in another order — every position stored on either side
+    compared, a missing entry counting as 0, within ``rtol`` 1e-9 and ``atol`` 1e-12 × the
+    largest value (a sum may cancel to 0 in one order and to 1e-17 in another)."""
     if got.shape != tuple(out_shape):
         raise Mismatch(f"shape {got.shape}, expected {tuple(out_shape)}")
     if int(np.prod(want.shape, dtype=np.int64)) != int(np.prod(out_shape, dtype=np.int64)):
@@ -120,6 +124,9 @@ def compare(got: Entries, want: Entries, out_shape: tuple[int, ...], mode: str) 
             raise Mismatch(f"values differ, e.g. at {bad}: {a[bad]!r} vs {b[bad]!r}")
         return
     gk, gv, wk, wv = got.keys, got.values, want.keys, want.values
+    if mode == "close":
+        _compare_close(gk, gv, wk, wv)
+        return
     if mode == "prune_zeros":
         gk, gv = gk[gv != 0], gv[gv != 0]
         wk, wv = wk[wv != 0], wv[wv != 0]
@@ -132,6 +139,22 @@ def compare(got: Entries, want: Entries, out_shape: tuple[int, ...], mode: str) 
     if not np.array_equal(gv, wv, equal_nan=True):
         at = int(np.argmax(gv != wv))
         raise Mismatch(f"values differ (first at entry {at}: {gv[at]!r} vs {wv[at]!r})")
+
+
+def _compare_close(gk, gv, wk, wv) -> None:
+    if gk.size > 1 and not np.all(gk[1:] > gk[:-1]):
+        raise Mismatch("duplicate entries in the result")
+    keys = np.union1d(gk, wk)
+    a = np.zeros(keys.size, dtype=np.float64)
+    b = np.zeros(keys.size, dtype=np.float64)
+    a[np.searchsorted(keys, gk)] = gv
+    b[np.searchsorted(keys, wk)] = wv
+    scale = float(np.abs(b).max()) if b.size else 0.0
+    close = np.isclose(a, b, rtol=1e-9, atol=1e-12 * scale, equal_nan=True)
+    if not close.all():
+        at = int(np.argmax(~close))
+        raise Mismatch(f"values differ at position {keys[at]}: {a[at]!r} vs {b[at]!r} "
+                       f"({int((~close).sum())} positions differ)")
 
 
 def _dense(e: Entries) -> np.ndarray:

@@ -13,7 +13,7 @@ that run only the kernel call.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -35,13 +35,15 @@ class Case:
     shape our result must have (scipy returns ``(1, N*C)`` where we return ``(N*C,)``; the
     comparison is by row-major position, which reshaping does not change). ``floor_inputs``
     holds the arrays the fusion floor copies; other kernels' floors are sized from the
-    expected output."""
+    expected output. ``operands`` are the prepared inputs by name, from which
+    ``peer_kernels`` builds the peer baselines."""
 
     ours: Callable[[], Any]
     scipy: Callable[[], Any]
     other: Callable[[], Any] | None
     out_shape: tuple[int, ...]
     floor_inputs: tuple[np.ndarray, ...] | None = None
+    operands: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -144,7 +146,8 @@ def _cv_collapse_coo(m):
     pd = _pydata()
     p = pd.COO.from_scipy_sparse(a) if pd else None
     return Case(ours=lambda: _flatten(a), scipy=lambda: a.reshape(1, n * c).tocsr(),
-                other=(lambda: p.reshape((n * c,))) if pd else None, out_shape=(n * c,))
+                other=(lambda: p.reshape((n * c,))) if pd else None, out_shape=(n * c,),
+                operands={"a": a})
 
 
 def _concat_case(axis: int, fmt_in: str, fmt_out: str, ours_fn):
@@ -168,7 +171,8 @@ def _concat_case(axis: int, fmt_in: str, fmt_out: str, ours_fn):
             else:
                 def other():
                     return pd.concatenate([pa, pb], axis=axis).asformat(fmt_out)
-        return Case(ours=lambda: ours_fn(a, b), scipy=to_scipy, other=other, out_shape=m.shape)
+        return Case(ours=lambda: ours_fn(a, b), scipy=to_scipy, other=other, out_shape=m.shape,
+                    operands={"a": a, "b": b})
     return prepare
 
 
@@ -186,7 +190,7 @@ def _slice_case(fmt_out: str, ours_fn):
         other = (lambda: g[0:(n + 1) // 2:2, :].asformat(fmt_out)) if pd else None
         rows = len(range(0, (n + 1) // 2, 2))
         return Case(ours=lambda: ours_fn(m), scipy=to_scipy, other=other,
-                    out_shape=(rows, m.shape[1]))
+                    out_shape=(rows, m.shape[1]), operands={"m": m})
     return prepare
 
 
@@ -209,7 +213,8 @@ def _split_case(fmt_out: str):
 
             def other():
                 return g.reshape((n, c)).asformat(fmt_out)
-        return Case(ours=lambda: ours(v), scipy=to_scipy, other=other, out_shape=(n, c))
+        return Case(ours=lambda: ours(v), scipy=to_scipy, other=other, out_shape=(n, c),
+                    operands={"v": v, "shape": (n, c)})
     return prepare
 
 
@@ -222,7 +227,8 @@ def _cv_collapse_csr_mul_cv(m):
     return Case(ours=lambda: _flatten_mul(m, b),
                 scipy=lambda: m.reshape(1, n * c).multiply(b2),
                 other=lambda: _mul_csr(_flatten(m), b), out_shape=(n * c,),
-                floor_inputs=(m.data, m.indices, m.indptr, b.data, b.indices, b.indptr))
+                floor_inputs=(m.data, m.indices, m.indptr, b.data, b.indices, b.indptr),
+                operands={"m": m, "b": b})
 
 
 def _dv_sum_vstack_csr_csr_mul_dv(m):
@@ -230,7 +236,8 @@ def _dv_sum_vstack_csr_csr_mul_dv(m):
     x = np.random.default_rng(42).random(m.shape[1], dtype=np.float32)
     return Case(ours=lambda: _vcat_matvec(a, b, x), scipy=lambda: sp.vstack([a, b]) @ x,
                 other=lambda: _matvec(_vcat_csr(a, b), x), out_shape=(m.shape[0],),
-                floor_inputs=(a.data, a.indices, a.indptr, b.data, b.indices, b.indptr, x))
+                floor_inputs=(a.data, a.indices, a.indptr, b.data, b.indices, b.indptr, x),
+                operands={"a": a, "b": b, "x": x})
 
 
 def _csr_slice_1d_csr_mul_csr(m):
@@ -240,7 +247,8 @@ def _csr_slice_1d_csr_mul_csr(m):
     return Case(ours=lambda: _slice_mul(a, b),
                 scipy=lambda: a[0:(n + 1) // 2:2, :].multiply(b),
                 other=lambda: _mul_csr(_slice_csr(a), b), out_shape=b.shape,
-                floor_inputs=(a.data, a.indices, a.indptr, b.data, b.indices, b.indptr))
+                floor_inputs=(a.data, a.indices, a.indptr, b.data, b.indices, b.indptr),
+                operands={"a": a, "b": b})
 
 
 _SLICE = "M[0:(N+1)//2:2, :]"

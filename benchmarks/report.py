@@ -7,7 +7,10 @@ time to the floor, with min and max; the same two figures on matrices with >= 10
 nonzeros; and the slowest first call (compilation included, unless the kernel was already
 in the disk cache). Scale inputs get their own table (per matrix, not averaged), since the
 target there is that the speedup over scipy must not shrink from 1M to 16M nonzeros; and
-the tiny overhead matrix gets a table of absolute times (the cost of one call).
+the tiny overhead matrix gets a table of absolute times (the cost of one call). With peers,
+a second table gives sparsefold's geometric-mean speedup over each GraphBLAS and tensora
+figure ("–" where the peer cannot express the kernel, with the reason below the table). The
+compute group's rows are summarized by ``compute_report``.
 """
 
 from __future__ import annotations
@@ -17,12 +20,34 @@ from collections import defaultdict
 from pathlib import Path
 
 from sparsefold.benchmarks import inputs
+from sparsefold.benchmarks.peers import PEER_SYSTEMS
 
 __all__ = ["summarize", "summary_table", "scale_table", "overhead_table", "failures", "plot",
-           "write_report", "BIG_NNZ"]
+           "write_report", "BIG_NNZ", "peer_table", "LEGEND"]
 
 BIG_NNZ = 100_000
-_SYSTEMS = ("sparsefold", "scipy", "pydata", "unfused", "floor")
+_SYSTEMS = ("sparsefold", "scipy", "pydata", "unfused", "floor") + PEER_SYSTEMS
+_PEER_LABELS = {"graphblas_1t": "GraphBLAS 1 thread", "graphblas_nt": "GraphBLAS N threads",
+                "graphblas_1t_scipy": "GraphBLAS 1 thread → scipy",
+                "graphblas_nt_scipy": "GraphBLAS N threads → scipy", "tensora": "tensora"}
+
+LEGEND = """Columns: **n** = matrices where sparsefold and scipy were both correct / matrices run.
+**× scipy**, **× pydata/unfused** = the other system's time ÷ sparsefold's (above 1: sparsefold
+is faster), geometric mean over matrices (min–max). **÷ floor** = sparsefold's time ÷ the
+floor's, the time NumPy needs just to copy arrays of the output's size (fusion kernels: the
+inputs'); 1.0 is the physical limit, 1.5 the target. **≥100k** = the same on matrices with
+at least 100,000 entries; **scipy ÷ floor** = how far scipy itself is from the floor there.
+**first call s** = the slowest warm-up call (includes compiling the kernel when it was not in
+the disk cache). **not ok** = results that did not count (wrong, error, timeout, ...)."""
+
+_PEER_LEGEND = """Each cell: the peer's time ÷ sparsefold's, geometric mean over matrices
+(above 1: sparsefold is faster). GraphBLAS at 1 thread and at its default thread count;
+"native" keeps its result as a GraphBLAS Matrix/Vector, "→ scipy" adds the export to the
+kernel's scipy format; tensora's result always stays native (a tensora Tensor, float64).
+Inputs are converted to each peer's format before timing (GraphBLAS's COO inputs are
+coordinate arrays, and its build is timed). tensora's fusion figures time only the compute
+part (the shape operator was applied in the untimed conversion). "–": the peer cannot
+express the kernel (reason below)."""
 
 
 def _cases(rows: list[dict]) -> dict:
@@ -165,15 +190,18 @@ def failures(rows: list[dict]) -> list[str]:
     """One line per result that did not count (wrong, error, timeout, unchecked)."""
     return [f"{r['kernel']} on {r['matrix']}: {r['system']} {r['status']}"
             + (f" — {r['detail']}" if r["detail"] else "")
-            for r in rows if r["status"] not in ("ok", "unavailable")]
+            for r in rows if r["status"] not in ("ok", "unavailable", "n/a", "skipped",
+                                                  "densifies")]
 
 
 _STYLE = {"sparsefold": ("tab:blue", "o"), "scipy": ("tab:orange", "s"),
           "pydata": ("tab:green", "^"), "unfused": ("tab:purple", "v"),
-          "floor": ("0.5", ".")}
+          "floor": ("0.5", "."), "graphblas_1t": ("tab:red", "D"),
+          "graphblas_nt": ("tab:brown", "d"), "graphblas_1t_scipy": ("tab:pink", "P"),
+          "graphblas_nt_scipy": ("tab:olive", "X"), "tensora": ("tab:cyan", "*")}
 
 
-def plot(rows: list[dict], directory: Path) -> list[Path]:
+def plot(rows: list[dict], directory: Path, prefix: str = "") -> list[Path]:
     """Log-log scatter plots of time vs nnz, one panel per kernel and a point per matrix and
     system (the paper's figures), and speedup over scipy vs nnz. Returns the PNG paths."""
     import matplotlib
@@ -181,6 +209,8 @@ def plot(rows: list[dict], directory: Path) -> list[Path]:
     import matplotlib.pyplot as plt
 
     cases = _cases([r for r in rows if r["source"] != "overhead"])
+    if not cases:
+        return []
     directory.mkdir(parents=True, exist_ok=True)
     written = []
     grid = math.ceil(len(cases) / 3)
@@ -209,7 +239,7 @@ def plot(rows: list[dict], directory: Path) -> list[Path]:
     for j in range(len(cases), grid * 3):
         axes[j // 3][j % 3].axis("off")
         axes2[j // 3][j % 3].axis("off")
-    for f, name in ((fig, "time_vs_nnz.png"), (fig2, "speedup_vs_nnz.png")):
+    for f, name in ((fig, f"{prefix}time_vs_nnz.png"), (fig2, f"{prefix}speedup_vs_nnz.png")):
         f.tight_layout()
         f.savefig(directory / name, dpi=90)
         plt.close(f)
@@ -217,31 +247,86 @@ def plot(rows: list[dict], directory: Path) -> list[Path]:
     return written
 
 
-def write_report(rows: list[dict], out_dir: Path, run_id: str, plots: bool = True) -> str:
-    """Write ``summary-<run>.md`` (and plots under ``plots/<run>/``); return the text."""
+def peer_table(rows: list[dict]) -> str:
+    """Markdown: per paper kernel, sparsefold's geometric-mean speedup over each peer figure,
+    then the reasons behind every "–"."""
+    rows = [r for r in rows if r["group"] != "compute" and r["source"] != "overhead"]
+    present = [s for s in PEER_SYSTEMS if any(r["system"] == s for r in rows)]
+    if not present:
+        return ""
+    cases = _cases(rows)
+    reasons: dict[tuple[str, str], list[str]] = {}
+    for r in rows:
+        if r["system"] in present and r["status"] in ("n/a", "unavailable"):
+            names = reasons.setdefault((_PEER_LABELS[r["system"]],
+                                        f"{r['status']}: {r['detail']}"), [])
+            if r["kernel"] not in names:
+                names.append(r["kernel"])
+    lines = ["| kernel | " + " | ".join(
+        _PEER_LABELS[s] + ("" if s in ("tensora",) or s.endswith("_scipy") else " native")
+        for s in present) + " |", "|---|" + "---|" * len(present)]
+    for kernel, by_matrix in cases.items():
+        cells = []
+        for system in present:
+            ratios = _ratios(by_matrix, system, "sparsefold")
+            statuses = {c.get(system) for c in by_matrix.values()} - {None}
+            if ratios:
+                cells.append(f"{_geo(ratios):.2f} (n={len(ratios)})")
+            elif statuses & {"n/a"}:
+                cells.append("–")
+            else:
+                cells.append(", ".join(sorted(str(x) for x in statuses
+                                              if not isinstance(x, float))) or "–")
+        lines.append(f"| {kernel} | " + " | ".join(cells) + " |")
+    text = "\n".join(lines) + "\n\n" + _PEER_LEGEND
+    if reasons:
+        text += "\n\n" + "\n".join(f"* {label} on {', '.join(kernels)} — {why}"
+                                    for (label, why), kernels in reasons.items())
+    return text
+
+
+def write_report(rows: list[dict], out_dir: Path, run_id: str,
+                 plots: bool = True) -> tuple[str, list[tuple[str, Path]]]:
+    """Write ``summary-<run>.md`` (and plots under ``plots/<run>/``); return the text and
+    [(what, path)] of the files written."""
+    from sparsefold.benchmarks import compute_report
+    paper = [r for r in rows if r["group"] != "compute"]
+    compute = [r for r in rows if r["group"] == "compute"]
     parts = [f"# Benchmark run {run_id}", ""]
     for source, title in (("suitesparse", "SuiteSparse matrices"), ("scale", "Scale inputs")):
-        summary = summarize(rows, source)
+        summary = summarize(paper, source)
         if summary:
             parts += [f"## {title}", "", summary_table(summary), ""]
-    table = scale_table(rows)
+    if any(summarize(paper, s) for s in ("suitesparse", "scale")):
+        parts += [LEGEND, ""]
+    table = peer_table(paper)
+    if table:
+        parts += ["## Against the peers (paper kernels)", "", table, ""]
+    table = scale_table(paper)
     if table:
         parts += ["## Scale inputs, per matrix (× scipy, ÷ floor)", "", table, ""]
-    table = overhead_table(rows)
+    table = overhead_table(paper)
     if table:
         parts += [f"## Call overhead ({inputs.OVERHEAD.rows}×{inputs.OVERHEAD.cols}, "
                   f"{inputs.OVERHEAD.nnz} entries)", "", table, ""]
+    if compute:
+        parts += compute_report.sections(compute)
     bad = failures(rows)
     if bad:
         parts += ["## Results that did not count", ""] + [f"* {b}" for b in bad] + [""]
+    written: list[tuple[str, Path]] = []
     if plots:
         try:
-            paths = plot(rows, out_dir / "plots" / run_id)
+            paths = plot(paper, out_dir / "plots" / run_id) if paper else []
+            if compute:
+                paths += plot(compute, out_dir / "plots" / run_id, prefix="compute_")
             parts += ["## Plots", ""] + [f"* {p}" for p in paths] + [""]
+            written += [("plot", p) for p in paths]
         except ImportError:
             parts += ["(plots skipped: matplotlib is not installed; "
                       "pip install -e \".[bench]\")", ""]
     text = "\n".join(parts)
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / f"summary-{run_id}.md").write_text(text + "\n")
-    return text
+    summary_path = out_dir / f"summary-{run_id}.md"
+    summary_path.write_text(text + "\n")
+    return text, [("summary", summary_path)] + written

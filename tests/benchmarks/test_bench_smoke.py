@@ -40,7 +40,7 @@ def test_one_kernel_one_matrix_csv_and_summary(matrix_dir, tmp_path, capsys):
     # --malloc system: the default would retune this (pytest's) process's allocator
     code = main(["bench", "--kernels", "cv_collapse_coo", "--matrices", "tiny",
                  "--matrix-dir", str(matrix_dir), "--out", str(out), "--repeat", "2",
-                 "--no-plots", "--no-progress", "--malloc", "system"])
+                 "--no-plots", "--no-progress", "--malloc", "system", "--no-peers"])
     assert code == 0
     with open(out / "results.csv", newline="") as fh:
         rows = list(csv.DictReader(fh))
