@@ -60,8 +60,13 @@ def probe(jit_fn, args) -> PlanInfo:
     try:
         from sparsefold.jit import compile_program
         program, out = jit_fn.program_for(*args)
-        kernel = compile_program(program, out)
-        return PlanInfo(_strategy_name(kernel.plan.strategy))
+        kernel = compile_program(program, out, jit_fn._assumed.get(program, ()))
+        # a staged kernel densifies if any stage does; its final stage names the strategy
+        stages = [s for _, s in getattr(kernel, "stages", ())] + [getattr(kernel, "final",
+                                                                       kernel)]
+        names = [_strategy_name(getattr(s, "strategy", None) or s.plan.strategy)
+                 for s in stages]
+        return PlanInfo("dense" if "dense" in names else names[-1])
     except Exception as exc:  # a changed front end: the memory limit still guards the call
         return PlanInfo(None, f"plan unknown ({type(exc).__name__}: {exc})"[:200])
 
