@@ -77,7 +77,7 @@ def contraction(red: Reduce, chain, fmt: Format, need_stage) -> ContractPlan | N
     (cx, ax), (cy, ay) = found
     reduced = set(red.axes)
     sx, sy = set(ax), set(ay)
-    if (sx & sy) - reduced:
+    if (sx & sy) - reduced and (sx - sy - reduced or sy - sx - reduced):
         raise IllFormedProgram(
             "not supported yet by the compiler: a product of two sparse operands with batch "
             "axes (axes both keep without summing); use .interpret(), or loop over the batch")

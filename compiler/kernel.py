@@ -118,14 +118,16 @@ class StageKernel:
         self._lock = threading.Lock()
 
     # --- source ---------------------------------------------------------------------------
-    def source(self, index_dtypes: dict[str, dict[str, np.dtype]], out_index: str):
-        """(Cython text, functions) for these index dtypes."""
+    def source(self, index_dtypes: dict[str, dict[str, np.dtype]], out_index: str,
+               unit_stride: frozenset[str] = frozenset()):
+        """(Cython text, functions) for these index dtypes; ``unit_stride`` names the dense
+        inputs whose last axis is contiguous (their innermost index needs no stride)."""
         with sz.assuming(self.assumed):  # nodes built while lowering meet the same sizes
-            return self._source(index_dtypes, out_index)
+            return self._source(index_dtypes, out_index, unit_stride)
 
-    def _source(self, index_dtypes, out_index):
+    def _source(self, index_dtypes, out_index, unit_stride):
         p, program = self.plan, self.program
-        low = Lowering(index_dtypes)
+        low = Lowering(index_dtypes, unit_stride)
         low.sizes(program)
         asm = self._assembler(out_index)
         sparse = [i for i in self.inputs if not i.format.is_dense]
@@ -159,7 +161,7 @@ class StageKernel:
         functions = [run]
         helpers: tuple[str, ...] = ()
         if self._counts:  # the exact entry count, for right-sized outputs
-            cl = Lowering(index_dtypes, sites=low.sites)
+            cl = Lowering(index_dtypes, unit_stride, sites=low.sites)
             cl.sizes(program)
             if isinstance(p, ContractPlan):
                 total = lower_contract_count(cl, p)
@@ -224,7 +226,10 @@ class StageKernel:
         out_shape = self._shape_fn(env)
         big = max(out_shape + (capacity,), default=0) > _INT32_MAX
         out_index = "int64" if big else "int32"
-        key = (tuple((name, tuple(d.items())) for name, d in index_dtypes.items()), out_index)
+        unit = frozenset(name for name, arrs in prepared.items() if "dense" in arrs and
+                         _unit_last_stride(arrs["dense"]))
+        key = (tuple((name, tuple(d.items())) for name, d in index_dtypes.items()), out_index,
+               unit)
         src, functions, module = self._variant(key, index_dtypes, out_index)
         scratch = self._scratch(env)
         if self._contract_sparse or (self._rows_skipped and capacity > _EXACT_CAPACITY_ABOVE):
@@ -235,7 +240,7 @@ class StageKernel:
             capacity = total if self._contract_sparse else max(0, min(capacity, total))
             if capacity > _INT32_MAX and out_index == "int32":
                 out_index = "int64"
-                key = (key[0], out_index)
+                key = (key[0], out_index, key[2])
                 src, functions, module = self._variant(key, index_dtypes, out_index)
         run = functions[0]
         outputs = self._allocate(out_shape, capacity, out_index)
@@ -264,7 +269,7 @@ class StageKernel:
             hit = self._variants.get(key)
             if hit is None:
                 from sparsefold.compiler.build import load_module
-                src, functions = self.source(index_dtypes, out_index)
+                src, functions = self.source(index_dtypes, out_index, key[2])
                 hit = (src, functions, load_module(src, name_hint=self.strategy))
                 self._variants[key] = hit
             return hit
@@ -391,6 +396,10 @@ def bind_sizes(inputs, values, env: dict[str, int]) -> dict[str, int]:
             raise InvalidData(f"input {inp.name!r}: expected shape "
                               f"{tuple(map(str, inp.shape))}, found {shape}")
     return env
+
+
+def _unit_last_stride(arr: np.ndarray) -> bool:
+    return arr.ndim > 0 and arr.strides[-1] == arr.itemsize
 
 
 def _stored(arrs: dict[str, np.ndarray], leaf: Input) -> np.ndarray:

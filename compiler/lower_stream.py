@@ -144,6 +144,10 @@ def lower_pieces(low: Lowering, pieces: tuple[StreamPiece, ...], asm: Assembler,
                 nest.place()
                 register = _Register(low, asm) if _register_applies(piece, asm) else None
                 value = _open_leaf_loops(low, piece, nest, loops, register)
+                if piece.free and not isinstance(value, Var):  # read once, not per copy
+                    held = b.fresh("x", ctype(piece.leaf.dtype))
+                    b.assign(held, value)
+                    value = held
                 for name, size in piece.free:
                     var = b.fresh(name.lstrip("_"))
                     loops.open(b.loop(var, 0, index(size, nest.env)))

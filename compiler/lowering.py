@@ -70,6 +70,7 @@ class Lowering:
     """One kernel function under construction."""
 
     index_dtypes: dict[str, dict[str, np.dtype]]
+    unit_stride: frozenset[str] = frozenset()   # dense inputs whose last axis is contiguous
     b: Builder = field(default_factory=Builder)
     sites: Sites = field(default_factory=Sites)
     params: list[Param] = field(default_factory=list)
@@ -115,10 +116,13 @@ class Lowering:
                                 storage_ctype(inp.dtype))).array
         terms, uses = [], []
         for d, c in enumerate(coords):
+            uses += variables(c)
+            if d == len(coords) - 1 and inp.name in self.unit_stride:
+                terms.append(_atom(c, 9))  # contiguous: consecutive elements, no multiply
+                continue
             st = self._param(Param(array_var(inp.name, f"st{d}"), "int",
                                    ("stride", inp.name, d)))
             terms.append(f"{_atom(c)}*{st.name}")
-            uses += variables(c)
         return Load(val, Lit(" + ".join(terms) or "0", INT, tuple(dict.fromkeys(uses))))
 
     def out(self, part: str, ctype: str) -> Array:
@@ -135,6 +139,6 @@ class Lowering:
         return Function(name, tuple(self.params), body, returns, checks=checks)
 
 
-def _atom(e: Expr) -> str:
+def _atom(e: Expr, prec: int = 10) -> str:
     from sparsefold.compiler.emit import render_expr
-    return render_expr(e, 10)
+    return render_expr(e, prec)

@@ -38,7 +38,7 @@ from sparsefold.spec.formats import Format
 from sparsefold.spec.ir import Node, ShapeOp
 from sparsefold.spec.printer import topological
 
-__all__ = ["plan", "NeedsStage", "reduce_below", "has_sparse_input"]
+__all__ = ["plan", "NeedsStage", "reduce_below", "has_sparse_input", "dense_valued"]
 
 
 class NeedsStage(Exception):
@@ -70,6 +70,29 @@ def reduce_below(program: Node) -> tuple[Reduce | None, tuple[ShapeOp, ...]]:
     if isinstance(node, Reduce):
         return node, tuple(chain[::-1])
     return None, ()
+
+
+def dense_valued(program: Node) -> bool:
+    """Is the result dense, as scipy's would be: no sparse input; a reduction that is not a
+    product of two sparse operands (``A @ x``, ``A.sum(axis=0)``); or an expression nonzero
+    where its operands store nothing (``A + 1``, ``A == 0``)? The front end's default
+    output format follows it."""
+    if not has_sparse_input(program):
+        return True
+    red, _ = reduce_below(program)
+    if red is not None:
+        from sparsefold.compiler.contract import core
+        arg = red.arg
+        pair = isinstance(arg, Map) and arg.fn.name == "multiply" and len(arg.args) == 2
+        return not (pair and all(has_sparse_input(a) for a in arg.args) and
+                    all(core(a) is not None for a in arg.args))
+    if isinstance(program, Map):
+        try:
+            operands = _operands(program, exact=False)
+        except NeedsStage:
+            return False
+        return build_lattice(program, {o.node: n for n, o in enumerate(operands)}).universe
+    return False
 
 
 def plan(program: Node, fmt: Format, *, exact: bool = False) -> Plan:

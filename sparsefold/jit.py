@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from sparsefold.compiler.normalize import normalize
 from sparsefold.interop import describe, is_pydata_sparse
 from sparsefold.lazy import LazyArray
 from sparsefold.spec import sizes as sz
@@ -44,7 +45,15 @@ def compile_program(program, out: str, requires: tuple = ()):
         return k
 
 
-def _default_out(infos) -> str:
+def _default_out(infos, program=None, assumed: tuple = ()) -> str:
+    """The result format when the caller names none: dense when the result is dense-valued
+    (as scipy's is: ``A @ x``, a reduction, ``A + 1``), else the first sparse argument's
+    format."""
+    from sparsefold.compiler.planner import dense_valued
+    if program is not None:
+        with sz.assuming(tuple(assumed)):
+            if dense_valued(normalize(program)):
+                return "dense"
     for info in infos:
         if info is not None and info.format != "dense":
             return info.format
@@ -124,7 +133,7 @@ class JitFunction:
                     self._assumed[program] = assumed
                 if not concrete:
                     self._programs[sig] = hit
-        out = self.out or _default_out(infos)
+        out = self.out or _default_out(infos, hit[0], hit[3])
         return hit[0], out
 
     def __call__(self, *args):
@@ -197,7 +206,8 @@ def _is_scalar(a) -> bool:
 def jit(fn: Callable | None = None, *, out: str | None = None):
     """Compile ``fn`` (a function of arrays returning a sparsefold array) into fused kernels,
     one per argument signature, built on first call. ``out``: "csr", "csc", "coo", "dcsr" or
-    "dense"; default: the first sparse argument's format, else dense."""
+    "dense"; default: dense when the result is dense-valued (``A @ x``, a reduction, ``A +
+    1``, as scipy returns them), else the first sparse argument's format, else dense."""
     if fn is None:
         return lambda f: JitFunction(f, out)
     return JitFunction(fn, out)
@@ -218,7 +228,7 @@ def compute(x: LazyArray, out: str | None = None):
     """Run a lazy array's program as one compiled kernel."""
     program, values = _canonical(x)
     infos = [describe(v) for v in values.values()]
-    kernel = compile_program(program, out or _default_out(infos))
+    kernel = compile_program(program, out or _default_out(infos, program))
     return kernel(values, _library(list(values.values())))
 
 
@@ -229,7 +239,7 @@ def show(fn, *example_args, out: str | None = None) -> str:
     from sparsefold.compiler import runtime
     if isinstance(fn, LazyArray):
         program, values = _canonical(fn)
-        out = out or _default_out([describe(v) for v in values.values()])
+        out = out or _default_out([describe(v) for v in values.values()], program)
     else:
         jf = fn if isinstance(fn, JitFunction) else JitFunction(fn, out)
         program, out = jf.program_for(*example_args)

@@ -79,7 +79,8 @@ class LazyArray:
 
     def compute(self, out: str | None = None):
         """Run the program as one compiled kernel; ``out`` names the result format ("csr",
-        "csc", "coo", "dcsr", "dense"; default: the first sparse input's format)."""
+        "csc", "coo", "dcsr", "dense"; default: dense when the result is dense-valued — a
+        reduction, ``A @ x``, ``A + 1`` — else the first sparse input's format)."""
         from sparsefold.jit import compute
         return compute(self, out)
 

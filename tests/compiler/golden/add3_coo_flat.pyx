@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: coiterate -> coo
-# sparsefold compiler 0.2.0; source hash 29f439480b117f35
+# sparsefold compiler 0.2.0; source hash 95412a23d0ff2d0e
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] coo
@@ -34,6 +34,11 @@ cdef void* _sf_address(object array, Py_ssize_t itemsize, bint writable) except?
     return address
 
 
+cdef extern from *:
+    ctypedef float* float_restrict "float * __restrict__"
+    ctypedef int32_t* int32_t_restrict "int32_t * __restrict__"
+    ctypedef int64_t* int64_t_restrict "int64_t * __restrict__"
+
 def _sf_fail(site, a, b, c):
     # the first failed check of the call: which array, what was found
     from sparsefold.spec.errors import InvalidData
@@ -44,7 +49,14 @@ def _sf_fail(site, a, b, c):
         raise InvalidData(f"{what}: the operator mapped an entry to {a}, outside [0, {b})")
     raise InvalidData(f"{what} out of range [0, {b}): found {a}")
 
-_SF_SITES = (('range', 'a0: coords[0]'), ('range', 'a0: coords[1]'), ('range', 'a1: coords[0]'), ('range', 'a1: coords[1]'), ('range', 'a2: coords[0]'), ('range', 'a2: coords[1]'), )
+_SF_SITES = (
+    ('range', 'a0: coords[0]'),
+    ('range', 'a0: coords[1]'),
+    ('range', 'a1: coords[0]'),
+    ('range', 'a1: coords[1]'),
+    ('range', 'a2: coords[0]'),
+    ('range', 'a2: coords[1]'),
+)
 
 def run(
         int64_t S_n0,
@@ -70,21 +82,30 @@ def run(
     cdef int64_t end_a, end_b, end_c, i0_a, i0_b, i0_c, i1_a, i1_b, i1_c, k, k0, k1, key_a, key_b
     cdef int64_t key_c, m, n, o0_a, o0_b, o0_c, o1_a, o1_b, o1_c, q0_a, q0_b, q0_c, sf_a, sf_b
     cdef int64_t sf_bad, sf_c
-    cdef int32_t* out_crd0 = <int32_t*>_sf_address(p_out_crd0, sizeof(int32_t), 1)
-    cdef int32_t* out_crd1 = <int32_t*>_sf_address(p_out_crd1, sizeof(int32_t), 1)
-    cdef float* out_val = <float*>_sf_address(p_out_val, sizeof(float), 1)
-    cdef int64_t* in_a0_pos0 = <int64_t*>_sf_address(p_in_a0_pos0, sizeof(int64_t), 0)
-    cdef int32_t* in_a0_crd0 = <int32_t*>_sf_address(p_in_a0_crd0, sizeof(int32_t), 0)
-    cdef int32_t* in_a0_crd1 = <int32_t*>_sf_address(p_in_a0_crd1, sizeof(int32_t), 0)
-    cdef float* in_a0_val = <float*>_sf_address(p_in_a0_val, sizeof(float), 0)
-    cdef int64_t* in_a1_pos0 = <int64_t*>_sf_address(p_in_a1_pos0, sizeof(int64_t), 0)
-    cdef int32_t* in_a1_crd0 = <int32_t*>_sf_address(p_in_a1_crd0, sizeof(int32_t), 0)
-    cdef int32_t* in_a1_crd1 = <int32_t*>_sf_address(p_in_a1_crd1, sizeof(int32_t), 0)
-    cdef float* in_a1_val = <float*>_sf_address(p_in_a1_val, sizeof(float), 0)
-    cdef int64_t* in_a2_pos0 = <int64_t*>_sf_address(p_in_a2_pos0, sizeof(int64_t), 0)
-    cdef int32_t* in_a2_crd0 = <int32_t*>_sf_address(p_in_a2_crd0, sizeof(int32_t), 0)
-    cdef int32_t* in_a2_crd1 = <int32_t*>_sf_address(p_in_a2_crd1, sizeof(int32_t), 0)
-    cdef float* in_a2_val = <float*>_sf_address(p_in_a2_val, sizeof(float), 0)
+    cdef int32_t_restrict out_crd0 = <int32_t_restrict>_sf_address(p_out_crd0, sizeof(int32_t), 1)
+    cdef int32_t_restrict out_crd1 = <int32_t_restrict>_sf_address(p_out_crd1, sizeof(int32_t), 1)
+    cdef float_restrict out_val = <float_restrict>_sf_address(p_out_val, sizeof(float), 1)
+    cdef int64_t_restrict in_a0_pos0 = <int64_t_restrict>_sf_address(
+        p_in_a0_pos0, sizeof(int64_t), 0)
+    cdef int32_t_restrict in_a0_crd0 = <int32_t_restrict>_sf_address(
+        p_in_a0_crd0, sizeof(int32_t), 0)
+    cdef int32_t_restrict in_a0_crd1 = <int32_t_restrict>_sf_address(
+        p_in_a0_crd1, sizeof(int32_t), 0)
+    cdef float_restrict in_a0_val = <float_restrict>_sf_address(p_in_a0_val, sizeof(float), 0)
+    cdef int64_t_restrict in_a1_pos0 = <int64_t_restrict>_sf_address(
+        p_in_a1_pos0, sizeof(int64_t), 0)
+    cdef int32_t_restrict in_a1_crd0 = <int32_t_restrict>_sf_address(
+        p_in_a1_crd0, sizeof(int32_t), 0)
+    cdef int32_t_restrict in_a1_crd1 = <int32_t_restrict>_sf_address(
+        p_in_a1_crd1, sizeof(int32_t), 0)
+    cdef float_restrict in_a1_val = <float_restrict>_sf_address(p_in_a1_val, sizeof(float), 0)
+    cdef int64_t_restrict in_a2_pos0 = <int64_t_restrict>_sf_address(
+        p_in_a2_pos0, sizeof(int64_t), 0)
+    cdef int32_t_restrict in_a2_crd0 = <int32_t_restrict>_sf_address(
+        p_in_a2_crd0, sizeof(int32_t), 0)
+    cdef int32_t_restrict in_a2_crd1 = <int32_t_restrict>_sf_address(
+        p_in_a2_crd1, sizeof(int32_t), 0)
+    cdef float_restrict in_a2_val = <float_restrict>_sf_address(p_in_a2_val, sizeof(float), 0)
     with nogil:
         sf_bad = 0
         n = 0

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: stream -> csr
-# sparsefold compiler 0.2.0; source hash 5fb781125c810db4
+# sparsefold compiler 0.2.0; source hash 925638b8c4818a10
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] coo
@@ -29,6 +29,11 @@ cdef void* _sf_address(object array, Py_ssize_t itemsize, bint writable) except?
     return address
 
 
+cdef extern from *:
+    ctypedef float* float_restrict "float * __restrict__"
+    ctypedef int32_t* int32_t_restrict "int32_t * __restrict__"
+    ctypedef int64_t* int64_t_restrict "int64_t * __restrict__"
+
 def _sf_fail(site, a, b, c):
     # the first failed check of the call: which array, what was found
     from sparsefold.spec.errors import InvalidData
@@ -39,7 +44,10 @@ def _sf_fail(site, a, b, c):
         raise InvalidData(f"{what}: the operator mapped an entry to {a}, outside [0, {b})")
     raise InvalidData(f"{what} out of range [0, {b}): found {a}")
 
-_SF_SITES = (('range', 'a0: coords[0]'), ('range', 'a0: coords[1]'), )
+_SF_SITES = (
+    ('range', 'a0: coords[0]'),
+    ('range', 'a0: coords[1]'),
+)
 
 def run(
         int64_t S_n0,
@@ -52,12 +60,15 @@ def run(
         object p_in_a0_val,
 ):
     cdef int64_t i0, i1, m, n, o0, q0, sf_a, sf_b, sf_bad, sf_c
-    cdef int32_t* out_crd0 = <int32_t*>_sf_address(p_out_crd0, sizeof(int32_t), 1)
-    cdef float* out_val = <float*>_sf_address(p_out_val, sizeof(float), 1)
-    cdef int64_t* in_a0_pos0 = <int64_t*>_sf_address(p_in_a0_pos0, sizeof(int64_t), 0)
-    cdef int32_t* in_a0_crd0 = <int32_t*>_sf_address(p_in_a0_crd0, sizeof(int32_t), 0)
-    cdef int32_t* in_a0_crd1 = <int32_t*>_sf_address(p_in_a0_crd1, sizeof(int32_t), 0)
-    cdef float* in_a0_val = <float*>_sf_address(p_in_a0_val, sizeof(float), 0)
+    cdef int32_t_restrict out_crd0 = <int32_t_restrict>_sf_address(p_out_crd0, sizeof(int32_t), 1)
+    cdef float_restrict out_val = <float_restrict>_sf_address(p_out_val, sizeof(float), 1)
+    cdef int64_t_restrict in_a0_pos0 = <int64_t_restrict>_sf_address(
+        p_in_a0_pos0, sizeof(int64_t), 0)
+    cdef int32_t_restrict in_a0_crd0 = <int32_t_restrict>_sf_address(
+        p_in_a0_crd0, sizeof(int32_t), 0)
+    cdef int32_t_restrict in_a0_crd1 = <int32_t_restrict>_sf_address(
+        p_in_a0_crd1, sizeof(int32_t), 0)
+    cdef float_restrict in_a0_val = <float_restrict>_sf_address(p_in_a0_val, sizeof(float), 0)
     with nogil:
         sf_bad = 0
         n = 0

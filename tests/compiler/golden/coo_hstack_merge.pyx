@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: coiterate -> coo
-# sparsefold compiler 0.2.0; source hash 43b3a9c370e49289
+# sparsefold compiler 0.2.0; source hash 0b8cd263332b5390
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] coo
@@ -30,6 +30,11 @@ cdef void* _sf_address(object array, Py_ssize_t itemsize, bint writable) except?
     return address
 
 
+cdef extern from *:
+    ctypedef float* float_restrict "float * __restrict__"
+    ctypedef int32_t* int32_t_restrict "int32_t * __restrict__"
+    ctypedef int64_t* int64_t_restrict "int64_t * __restrict__"
+
 def _sf_fail(site, a, b, c):
     # the first failed check of the call: which array, what was found
     from sparsefold.spec.errors import InvalidData
@@ -40,7 +45,12 @@ def _sf_fail(site, a, b, c):
         raise InvalidData(f"{what}: the operator mapped an entry to {a}, outside [0, {b})")
     raise InvalidData(f"{what} out of range [0, {b}): found {a}")
 
-_SF_SITES = (('range', 'a0: coords[0]'), ('range', 'a0: coords[1]'), ('range', 'a1: coords[0]'), ('range', 'a1: coords[1]'), )
+_SF_SITES = (
+    ('range', 'a0: coords[0]'),
+    ('range', 'a0: coords[1]'),
+    ('range', 'a1: coords[0]'),
+    ('range', 'a1: coords[1]'),
+)
 
 def run(
         int64_t S_n0,
@@ -62,17 +72,23 @@ def run(
     cdef float x0
     cdef int64_t end_a0, end_a1, i0_a0, i0_a1, i1_a0, i1_a1, k, k0, k1, key_a0, key_a1, m, n
     cdef int64_t o0_a0, o0_a1, o1_a0, o1_a1, q0_a0, q0_a1, sf_a, sf_b, sf_bad, sf_c
-    cdef int32_t* out_crd0 = <int32_t*>_sf_address(p_out_crd0, sizeof(int32_t), 1)
-    cdef int32_t* out_crd1 = <int32_t*>_sf_address(p_out_crd1, sizeof(int32_t), 1)
-    cdef float* out_val = <float*>_sf_address(p_out_val, sizeof(float), 1)
-    cdef int64_t* in_a0_pos0 = <int64_t*>_sf_address(p_in_a0_pos0, sizeof(int64_t), 0)
-    cdef int32_t* in_a0_crd0 = <int32_t*>_sf_address(p_in_a0_crd0, sizeof(int32_t), 0)
-    cdef int32_t* in_a0_crd1 = <int32_t*>_sf_address(p_in_a0_crd1, sizeof(int32_t), 0)
-    cdef float* in_a0_val = <float*>_sf_address(p_in_a0_val, sizeof(float), 0)
-    cdef int64_t* in_a1_pos0 = <int64_t*>_sf_address(p_in_a1_pos0, sizeof(int64_t), 0)
-    cdef int32_t* in_a1_crd0 = <int32_t*>_sf_address(p_in_a1_crd0, sizeof(int32_t), 0)
-    cdef int32_t* in_a1_crd1 = <int32_t*>_sf_address(p_in_a1_crd1, sizeof(int32_t), 0)
-    cdef float* in_a1_val = <float*>_sf_address(p_in_a1_val, sizeof(float), 0)
+    cdef int32_t_restrict out_crd0 = <int32_t_restrict>_sf_address(p_out_crd0, sizeof(int32_t), 1)
+    cdef int32_t_restrict out_crd1 = <int32_t_restrict>_sf_address(p_out_crd1, sizeof(int32_t), 1)
+    cdef float_restrict out_val = <float_restrict>_sf_address(p_out_val, sizeof(float), 1)
+    cdef int64_t_restrict in_a0_pos0 = <int64_t_restrict>_sf_address(
+        p_in_a0_pos0, sizeof(int64_t), 0)
+    cdef int32_t_restrict in_a0_crd0 = <int32_t_restrict>_sf_address(
+        p_in_a0_crd0, sizeof(int32_t), 0)
+    cdef int32_t_restrict in_a0_crd1 = <int32_t_restrict>_sf_address(
+        p_in_a0_crd1, sizeof(int32_t), 0)
+    cdef float_restrict in_a0_val = <float_restrict>_sf_address(p_in_a0_val, sizeof(float), 0)
+    cdef int64_t_restrict in_a1_pos0 = <int64_t_restrict>_sf_address(
+        p_in_a1_pos0, sizeof(int64_t), 0)
+    cdef int32_t_restrict in_a1_crd0 = <int32_t_restrict>_sf_address(
+        p_in_a1_crd0, sizeof(int32_t), 0)
+    cdef int32_t_restrict in_a1_crd1 = <int32_t_restrict>_sf_address(
+        p_in_a1_crd1, sizeof(int32_t), 0)
+    cdef float_restrict in_a1_val = <float_restrict>_sf_address(p_in_a1_val, sizeof(float), 0)
     with nogil:
         sf_bad = 0
         n = 0

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: coiterate -> csr
-# sparsefold compiler 0.2.0; source hash 30e0d31028335abd
+# sparsefold compiler 0.2.0; source hash cd9df964873d48db
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -34,6 +34,10 @@ cdef void* _sf_address(object array, Py_ssize_t itemsize, bint writable) except?
     return address
 
 
+cdef extern from *:
+    ctypedef float* float_restrict "float * __restrict__"
+    ctypedef int32_t* int32_t_restrict "int32_t * __restrict__"
+
 def _sf_fail(site, a, b, c):
     # the first failed check of the call: which array, what was found
     from sparsefold.spec.errors import InvalidData
@@ -44,7 +48,12 @@ def _sf_fail(site, a, b, c):
         raise InvalidData(f"{what}: the operator mapped an entry to {a}, outside [0, {b})")
     raise InvalidData(f"{what} out of range [0, {b}): found {a}")
 
-_SF_SITES = (('pos', 'a0: indptr'), ('pos', 'a1: indptr'), ('range', 'a0: indices'), ('range', 'a1: indices'), )
+_SF_SITES = (
+    ('pos', 'a0: indptr'),
+    ('pos', 'a1: indptr'),
+    ('range', 'a0: indices'),
+    ('range', 'a1: indices'),
+)
 
 def run(
         int64_t S_n0,
@@ -64,15 +73,19 @@ def run(
     cdef float v, x0, x1
     cdef int64_t e_a, e_b, i1_a, i1_b, k, key_a, key_b, m, n, p_a, p_b, pos_bad, r, s_a, s_b, sf_a
     cdef int64_t sf_b, sf_bad, sf_c, t
-    cdef int32_t* in_a0_pos1 = <int32_t*>_sf_address(p_in_a0_pos1, sizeof(int32_t), 0)
-    cdef int32_t* in_a0_crd1 = <int32_t*>_sf_address(p_in_a0_crd1, sizeof(int32_t), 0)
-    cdef float* in_a0_val = <float*>_sf_address(p_in_a0_val, sizeof(float), 0)
-    cdef int32_t* in_a1_pos1 = <int32_t*>_sf_address(p_in_a1_pos1, sizeof(int32_t), 0)
-    cdef int32_t* in_a1_crd1 = <int32_t*>_sf_address(p_in_a1_crd1, sizeof(int32_t), 0)
-    cdef float* in_a1_val = <float*>_sf_address(p_in_a1_val, sizeof(float), 0)
-    cdef int32_t* out_crd1 = <int32_t*>_sf_address(p_out_crd1, sizeof(int32_t), 1)
-    cdef int32_t* out_pos1 = <int32_t*>_sf_address(p_out_pos1, sizeof(int32_t), 1)
-    cdef float* out_val = <float*>_sf_address(p_out_val, sizeof(float), 1)
+    cdef int32_t_restrict in_a0_pos1 = <int32_t_restrict>_sf_address(
+        p_in_a0_pos1, sizeof(int32_t), 0)
+    cdef int32_t_restrict in_a0_crd1 = <int32_t_restrict>_sf_address(
+        p_in_a0_crd1, sizeof(int32_t), 0)
+    cdef float_restrict in_a0_val = <float_restrict>_sf_address(p_in_a0_val, sizeof(float), 0)
+    cdef int32_t_restrict in_a1_pos1 = <int32_t_restrict>_sf_address(
+        p_in_a1_pos1, sizeof(int32_t), 0)
+    cdef int32_t_restrict in_a1_crd1 = <int32_t_restrict>_sf_address(
+        p_in_a1_crd1, sizeof(int32_t), 0)
+    cdef float_restrict in_a1_val = <float_restrict>_sf_address(p_in_a1_val, sizeof(float), 0)
+    cdef int32_t_restrict out_crd1 = <int32_t_restrict>_sf_address(p_out_crd1, sizeof(int32_t), 1)
+    cdef int32_t_restrict out_pos1 = <int32_t_restrict>_sf_address(p_out_pos1, sizeof(int32_t), 1)
+    cdef float_restrict out_val = <float_restrict>_sf_address(p_out_val, sizeof(float), 1)
     with nogil:
         sf_bad = 0
         # a0: rows in order before anything reads them

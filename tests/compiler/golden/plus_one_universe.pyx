@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: coiterate -> dense
-# sparsefold compiler 0.2.0; source hash 9721d1ed940a820b
+# sparsefold compiler 0.2.0; source hash f75750b20d969bd8
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -30,6 +30,10 @@ cdef void* _sf_address(object array, Py_ssize_t itemsize, bint writable) except?
     return address
 
 
+cdef extern from *:
+    ctypedef float* float_restrict "float * __restrict__"
+    ctypedef int32_t* int32_t_restrict "int32_t * __restrict__"
+
 def _sf_fail(site, a, b, c):
     # the first failed check of the call: which array, what was found
     from sparsefold.spec.errors import InvalidData
@@ -40,7 +44,10 @@ def _sf_fail(site, a, b, c):
         raise InvalidData(f"{what}: the operator mapped an entry to {a}, outside [0, {b})")
     raise InvalidData(f"{what} out of range [0, {b}): found {a}")
 
-_SF_SITES = (('pos', 'a0: indptr'), ('range', 'a0: indices'), )
+_SF_SITES = (
+    ('pos', 'a0: indptr'),
+    ('range', 'a0: indices'),
+)
 
 def run(
         int64_t S_n0,
@@ -53,10 +60,12 @@ def run(
     cdef bint stale_a
     cdef float v, x0
     cdef int64_t e_a, i1_a, k0, k1, key_a, p_a, pos_bad, s_a, sf_a, sf_b, sf_bad, sf_c, t
-    cdef int32_t* in_a0_pos1 = <int32_t*>_sf_address(p_in_a0_pos1, sizeof(int32_t), 0)
-    cdef int32_t* in_a0_crd1 = <int32_t*>_sf_address(p_in_a0_crd1, sizeof(int32_t), 0)
-    cdef float* in_a0_val = <float*>_sf_address(p_in_a0_val, sizeof(float), 0)
-    cdef float* out_val = <float*>_sf_address(p_out_val, sizeof(float), 1)
+    cdef int32_t_restrict in_a0_pos1 = <int32_t_restrict>_sf_address(
+        p_in_a0_pos1, sizeof(int32_t), 0)
+    cdef int32_t_restrict in_a0_crd1 = <int32_t_restrict>_sf_address(
+        p_in_a0_crd1, sizeof(int32_t), 0)
+    cdef float_restrict in_a0_val = <float_restrict>_sf_address(p_in_a0_val, sizeof(float), 0)
+    cdef float_restrict out_val = <float_restrict>_sf_address(p_out_val, sizeof(float), 1)
     with nogil:
         sf_bad = 0
         # a0: rows in order before anything reads them

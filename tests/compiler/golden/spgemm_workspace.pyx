@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: contract -> csr
-# sparsefold compiler 0.2.0; source hash 47ebb4fd5771c077
+# sparsefold compiler 0.2.0; source hash 632058f2d3301e1b
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -35,6 +35,11 @@ cdef void* _sf_address(object array, Py_ssize_t itemsize, bint writable) except?
     return address
 
 
+cdef extern from *:
+    ctypedef float* float_restrict "float * __restrict__"
+    ctypedef int32_t* int32_t_restrict "int32_t * __restrict__"
+    ctypedef int64_t* int64_t_restrict "int64_t * __restrict__"
+
 def _sf_fail(site, a, b, c):
     # the first failed check of the call: which array, what was found
     from sparsefold.spec.errors import InvalidData
@@ -45,7 +50,12 @@ def _sf_fail(site, a, b, c):
         raise InvalidData(f"{what}: the operator mapped an entry to {a}, outside [0, {b})")
     raise InvalidData(f"{what} out of range [0, {b}): found {a}")
 
-_SF_SITES = (('pos', 'a0: indptr'), ('pos', 'a1: indptr'), ('range', 'a0: indices'), ('range', 'a1: indices'), )
+_SF_SITES = (
+    ('pos', 'a0: indptr'),
+    ('pos', 'a1: indptr'),
+    ('range', 'a0: indices'),
+    ('range', 'a1: indices'),
+)
 
 from libc.stdlib cimport qsort
 
@@ -91,18 +101,24 @@ def run(
     cdef float v, x
     cdef int64_t c_d, c_l, i_d, i_l, j, m, n, pos_bad, q_d, q_l, r, s_d, s_l, sf_a, sf_b, sf_bad
     cdef int64_t sf_c, t, t_2, tag, ws_n
-    cdef int32_t* in_a0_pos1 = <int32_t*>_sf_address(p_in_a0_pos1, sizeof(int32_t), 0)
-    cdef int32_t* in_a0_crd1 = <int32_t*>_sf_address(p_in_a0_crd1, sizeof(int32_t), 0)
-    cdef float* in_a0_val = <float*>_sf_address(p_in_a0_val, sizeof(float), 0)
-    cdef int32_t* in_a1_pos1 = <int32_t*>_sf_address(p_in_a1_pos1, sizeof(int32_t), 0)
-    cdef int32_t* in_a1_crd1 = <int32_t*>_sf_address(p_in_a1_crd1, sizeof(int32_t), 0)
-    cdef float* in_a1_val = <float*>_sf_address(p_in_a1_val, sizeof(float), 0)
-    cdef int32_t* out_crd1 = <int32_t*>_sf_address(p_out_crd1, sizeof(int32_t), 1)
-    cdef int32_t* out_pos1 = <int32_t*>_sf_address(p_out_pos1, sizeof(int32_t), 1)
-    cdef float* out_val = <float*>_sf_address(p_out_val, sizeof(float), 1)
-    cdef int64_t* out_ws_mark = <int64_t*>_sf_address(p_out_ws_mark, sizeof(int64_t), 1)
-    cdef int64_t* out_ws_list = <int64_t*>_sf_address(p_out_ws_list, sizeof(int64_t), 1)
-    cdef float* out_ws_val = <float*>_sf_address(p_out_ws_val, sizeof(float), 1)
+    cdef int32_t_restrict in_a0_pos1 = <int32_t_restrict>_sf_address(
+        p_in_a0_pos1, sizeof(int32_t), 0)
+    cdef int32_t_restrict in_a0_crd1 = <int32_t_restrict>_sf_address(
+        p_in_a0_crd1, sizeof(int32_t), 0)
+    cdef float_restrict in_a0_val = <float_restrict>_sf_address(p_in_a0_val, sizeof(float), 0)
+    cdef int32_t_restrict in_a1_pos1 = <int32_t_restrict>_sf_address(
+        p_in_a1_pos1, sizeof(int32_t), 0)
+    cdef int32_t_restrict in_a1_crd1 = <int32_t_restrict>_sf_address(
+        p_in_a1_crd1, sizeof(int32_t), 0)
+    cdef float_restrict in_a1_val = <float_restrict>_sf_address(p_in_a1_val, sizeof(float), 0)
+    cdef int32_t_restrict out_crd1 = <int32_t_restrict>_sf_address(p_out_crd1, sizeof(int32_t), 1)
+    cdef int32_t_restrict out_pos1 = <int32_t_restrict>_sf_address(p_out_pos1, sizeof(int32_t), 1)
+    cdef float_restrict out_val = <float_restrict>_sf_address(p_out_val, sizeof(float), 1)
+    cdef int64_t_restrict out_ws_mark = <int64_t_restrict>_sf_address(
+        p_out_ws_mark, sizeof(int64_t), 1)
+    cdef int64_t_restrict out_ws_list = <int64_t_restrict>_sf_address(
+        p_out_ws_list, sizeof(int64_t), 1)
+    cdef float_restrict out_ws_val = <float_restrict>_sf_address(p_out_ws_val, sizeof(float), 1)
     with nogil:
         sf_bad = 0
         # a0: rows in order before anything reads them
@@ -204,14 +220,20 @@ def count(
         object p_in_a1_val,
 ):
     cdef int64_t c_d, c_l, i_d, i_l, q_d, q_l, r, s_d, s_l, sf_a, sf_b, sf_bad, sf_c, total, ws_n
-    cdef int64_t* out_ws_mark = <int64_t*>_sf_address(p_out_ws_mark, sizeof(int64_t), 1)
-    cdef int64_t* out_ws_list = <int64_t*>_sf_address(p_out_ws_list, sizeof(int64_t), 1)
-    cdef int32_t* in_a0_pos1 = <int32_t*>_sf_address(p_in_a0_pos1, sizeof(int32_t), 0)
-    cdef int32_t* in_a0_crd1 = <int32_t*>_sf_address(p_in_a0_crd1, sizeof(int32_t), 0)
-    cdef float* in_a0_val = <float*>_sf_address(p_in_a0_val, sizeof(float), 0)
-    cdef int32_t* in_a1_pos1 = <int32_t*>_sf_address(p_in_a1_pos1, sizeof(int32_t), 0)
-    cdef int32_t* in_a1_crd1 = <int32_t*>_sf_address(p_in_a1_crd1, sizeof(int32_t), 0)
-    cdef float* in_a1_val = <float*>_sf_address(p_in_a1_val, sizeof(float), 0)
+    cdef int64_t_restrict out_ws_mark = <int64_t_restrict>_sf_address(
+        p_out_ws_mark, sizeof(int64_t), 1)
+    cdef int64_t_restrict out_ws_list = <int64_t_restrict>_sf_address(
+        p_out_ws_list, sizeof(int64_t), 1)
+    cdef int32_t_restrict in_a0_pos1 = <int32_t_restrict>_sf_address(
+        p_in_a0_pos1, sizeof(int32_t), 0)
+    cdef int32_t_restrict in_a0_crd1 = <int32_t_restrict>_sf_address(
+        p_in_a0_crd1, sizeof(int32_t), 0)
+    cdef float_restrict in_a0_val = <float_restrict>_sf_address(p_in_a0_val, sizeof(float), 0)
+    cdef int32_t_restrict in_a1_pos1 = <int32_t_restrict>_sf_address(
+        p_in_a1_pos1, sizeof(int32_t), 0)
+    cdef int32_t_restrict in_a1_crd1 = <int32_t_restrict>_sf_address(
+        p_in_a1_crd1, sizeof(int32_t), 0)
+    cdef float_restrict in_a1_val = <float_restrict>_sf_address(p_in_a1_val, sizeof(float), 0)
     with nogil:
         sf_bad = 0
         total = 0

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: stream -> dense
-# sparsefold compiler 0.2.0; source hash 7c7c0592e477007a
+# sparsefold compiler 0.2.0; source hash 1312a803241809c3
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -39,6 +39,10 @@ cdef void* _sf_address(object array, Py_ssize_t itemsize, bint writable) except?
     return address
 
 
+cdef extern from *:
+    ctypedef float* float_restrict "float * __restrict__"
+    ctypedef int32_t* int32_t_restrict "int32_t * __restrict__"
+
 def _sf_fail(site, a, b, c):
     # the first failed check of the call: which array, what was found
     from sparsefold.spec.errors import InvalidData
@@ -49,7 +53,12 @@ def _sf_fail(site, a, b, c):
         raise InvalidData(f"{what}: the operator mapped an entry to {a}, outside [0, {b})")
     raise InvalidData(f"{what} out of range [0, {b}): found {a}")
 
-_SF_SITES = (('pos', 'a0: indptr'), ('pos', 'a1: indptr'), ('range', 'a0: indices'), ('range', 'a1: indices'), )
+_SF_SITES = (
+    ('pos', 'a0: indptr'),
+    ('pos', 'a1: indptr'),
+    ('range', 'a0: indices'),
+    ('range', 'a1: indices'),
+)
 
 def run(
         int64_t S_n0,
@@ -68,14 +77,18 @@ def run(
     cdef float acc, acc_2, v, v_2
     cdef int64_t i0, i0_2, i1, i1_2, o0, o0_2, pos_bad, q0, q0_2, q1, q1_2, sf_a, sf_b, sf_bad
     cdef int64_t sf_c, t
-    cdef int32_t* in_a0_pos1 = <int32_t*>_sf_address(p_in_a0_pos1, sizeof(int32_t), 0)
-    cdef int32_t* in_a0_crd1 = <int32_t*>_sf_address(p_in_a0_crd1, sizeof(int32_t), 0)
-    cdef float* in_a0_val = <float*>_sf_address(p_in_a0_val, sizeof(float), 0)
-    cdef int32_t* in_a1_pos1 = <int32_t*>_sf_address(p_in_a1_pos1, sizeof(int32_t), 0)
-    cdef int32_t* in_a1_crd1 = <int32_t*>_sf_address(p_in_a1_crd1, sizeof(int32_t), 0)
-    cdef float* in_a1_val = <float*>_sf_address(p_in_a1_val, sizeof(float), 0)
-    cdef float* out_val = <float*>_sf_address(p_out_val, sizeof(float), 1)
-    cdef float* in_a2_val = <float*>p_in_a2_val
+    cdef int32_t_restrict in_a0_pos1 = <int32_t_restrict>_sf_address(
+        p_in_a0_pos1, sizeof(int32_t), 0)
+    cdef int32_t_restrict in_a0_crd1 = <int32_t_restrict>_sf_address(
+        p_in_a0_crd1, sizeof(int32_t), 0)
+    cdef float_restrict in_a0_val = <float_restrict>_sf_address(p_in_a0_val, sizeof(float), 0)
+    cdef int32_t_restrict in_a1_pos1 = <int32_t_restrict>_sf_address(
+        p_in_a1_pos1, sizeof(int32_t), 0)
+    cdef int32_t_restrict in_a1_crd1 = <int32_t_restrict>_sf_address(
+        p_in_a1_crd1, sizeof(int32_t), 0)
+    cdef float_restrict in_a1_val = <float_restrict>_sf_address(p_in_a1_val, sizeof(float), 0)
+    cdef float_restrict out_val = <float_restrict>_sf_address(p_out_val, sizeof(float), 1)
+    cdef float_restrict in_a2_val = <float_restrict>p_in_a2_val
     with nogil:
         sf_bad = 0
         # a0: rows in order before anything reads them
