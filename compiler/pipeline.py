@@ -10,8 +10,9 @@
   kernel — slower, but every well-formed program compiles.
 * **lower + emit** — ``stream_kernel.py`` / ``dense_kernel.py`` into one Cython module.
 * **build** — ``build.load_module`` (memory and disk cache).
-* **call** — ``Kernel.__call__``: bind sizes, check preconditions, validate and prepare
-  storage (``runtime.py``), allocate outputs, run, wrap the result.
+* **call** — ``Kernel.__call__``: bind sizes, check preconditions, read and validate the
+  inputs' storage (``sparsefold.storage``), allocate outputs, run, wrap the result in the
+  container ``storage.results`` names.
 
 A kernel is specialized per index dtypes (int32/int64 of every input index array and of the
 output), chosen per call from the actual arrays and sizes, so nothing can overflow.
@@ -25,7 +26,6 @@ from typing import Any
 
 import numpy as np
 
-from sparsefold.compiler import runtime
 from sparsefold.compiler.assembly import AppendOut, BufferOut, DenseOut, ScatterOut
 from sparsefold.compiler.checks import check_rows_first
 from sparsefold.compiler.cnames import check_compilable_dtype
@@ -43,13 +43,17 @@ from sparsefold.compiler.streams import NotAStream, finite_checks, stream_pieces
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input, Reduce
 from sparsefold.spec.errors import IllFormedProgram, InternalError, InvalidData
-from sparsefold.spec.formats import Format, named_format
+from sparsefold.spec.formats import Format
 from sparsefold.spec.ir import Node, ShapeOp
 from sparsefold.spec.printer import show_program, topological
+from sparsefold.storage.binding import bind_sizes
+from sparsefold.storage.dense import dense_operand
+from sparsefold.storage.levels import index_dtypes_of, sparse_levels
+from sparsefold.storage.results import OUT_FORMATS, compress, from_dense, out_format, \
+    wrap_levels
 
 __all__ = ["Plan", "plan", "optimize", "Kernel", "OUT_FORMATS"]
 
-OUT_FORMATS = ("dense", "csr", "csc", "coo", "dcsr")
 _INT32_MAX = 2**31 - 1
 _INT64_MAX = 2**63 - 1
 
@@ -68,20 +72,6 @@ class Plan:
     loop: str = "leaf"  # "leaf": piece after piece; "row": output rows outermost; "bulk":
     #                     whole leaves copied; "merge": pieces merged by output key
     merge: Any = None   # merge_kernel.MergePlan for strategy "merge"
-
-
-def out_format(name: str, ndim: int) -> Format:
-    if name not in OUT_FORMATS:
-        raise IllFormedProgram(f"out must be one of {', '.join(OUT_FORMATS)}, found {name!r}")
-    if name == "dense" or ndim == 0:
-        return named_format("dense", ndim)
-    if name in ("csr", "csc", "dcsr") and ndim > 2:
-        return named_format("coo", ndim)  # n-d sparse results are COO
-    if name == "csc" and ndim == 1:
-        return named_format("csr", 1)
-    if name == "dcsr" and ndim == 1:
-        return named_format("csr", 1)
-    return named_format(name, ndim)
 
 
 def optimize(program: Node) -> Node:
@@ -290,19 +280,9 @@ class Kernel:
         env = self._bind(values)
         p = self.plan
         if p.finite and p.strategy != "merge" and not all(np.all(np.isfinite(
-                runtime.dense_operand(values[i.name], i.dtype, i.name))) for i in p.finite):
+                dense_operand(values[i.name], i.dtype, i.name))) for i in p.finite):
             return self._fallback()(values, library)
-        prepared: dict[str, dict[str, np.ndarray]] = {}
-        index_dtypes: dict[str, dict[str, str]] = {}
-        for inp in self.inputs:
-            if p.strategy == "dense" or inp.format.is_dense:
-                arr = runtime.dense_operand(values[inp.name], inp.dtype, inp.name)
-                prepared[inp.name] = {"dense": arr}
-            else:
-                levels = runtime.sparse_levels(values[inp.name], inp, inp.name,
-                                               rows_in_kernel=True)
-                prepared[inp.name] = levels
-                index_dtypes[inp.name] = {k: v.dtype for k, v in levels.items() if k != "val"}
+        prepared, dtypes = self._prepare(values)
         if p.strategy == "merge" and p.finite and not all(
                 np.all(np.isfinite(prepared[i.name]["val"])) for i in p.finite):
             return self._fallback()(values, library)
@@ -316,8 +296,8 @@ class Kernel:
         out_shape = self._shape_fn(env)
         big = max(out_shape + (capacity,), default=0) > _INT32_MAX
         out_index = "int64" if big else "int32"
-        key = (tuple((name, tuple(d.items())) for name, d in index_dtypes.items()), out_index)
-        src, args, module = self._variant(key, index_dtypes, out_index)
+        key = (tuple((name, tuple(d.items())) for name, d in dtypes.items()), out_index)
+        src, args, module = self._variant(key, dtypes, out_index)
         if self._rows_skipped and capacity > _EXACT_CAPACITY_ABOVE:
             # a row loop may skip rows (a strided slice keeps a quarter of its entries): size
             # the outputs exactly rather than for every input entry (peak memory)
@@ -328,32 +308,29 @@ class Kernel:
         result = module.run(*argv)
         return self._finish(result, outputs, out_shape, out_index, library, env)
 
-    def _bind(self, values) -> dict[str, int]:
-        env: dict[str, int] = {}
-        derived = []
+    def _prepare(self, values) -> tuple[dict[str, dict[str, np.ndarray]],
+                                        dict[str, dict[str, np.dtype]]]:
+        """Each input's arrays as the kernel reads them (validated level arrays, or a dense
+        array), and the index dtypes of the sparse ones: what the variant is chosen by."""
+        prepared: dict[str, dict[str, np.ndarray]] = {}
+        dtypes: dict[str, dict[str, np.dtype]] = {}
         for inp in self.inputs:
-            if inp.name not in values:
-                raise InvalidData(f"no array was given for input {inp.name!r}")
-            shape = tuple(values[inp.name].shape)
-            if len(shape) != inp.ndim:
-                raise InvalidData(f"input {inp.name!r}: expected {inp.ndim}-d, found {shape}")
-            for declared, n in zip(inp.shape, shape):
-                if n < 0:
-                    raise InvalidData(f"input {inp.name!r}: negative size in shape {shape}")
-                if isinstance(declared, sz.Sym):
-                    if env.setdefault(declared.name, n) != n:
-                        raise InvalidData(f"size {declared.name} is {env[declared.name]} "
-                                          f"elsewhere but {n} in input {inp.name!r}")
-                elif isinstance(declared, sz.Const):
-                    if declared.value != n:
-                        raise InvalidData(f"input {inp.name!r}: expected shape "
-                                          f"{tuple(map(str, inp.shape))}, found {shape}")
-                else:  # a size expression (a product of symbols): checked once all are bound
-                    derived.append((inp, declared, n, shape))
-        for inp, declared, n, shape in derived:
-            if int(sz.evaluate(declared, env)) != n:
-                raise InvalidData(f"input {inp.name!r}: expected shape "
-                                  f"{tuple(map(str, inp.shape))}, found {shape}")
+            if self.plan.strategy == "dense" or inp.format.is_dense:
+                arr = dense_operand(values[inp.name], inp.dtype, inp.name)
+                prepared[inp.name] = {"dense": arr}
+            else:
+                levels = sparse_levels(values[inp.name], inp, inp.name, rows_in_kernel=True)
+                prepared[inp.name] = levels
+                dtypes[inp.name] = index_dtypes_of(levels)
+        return prepared, dtypes
+
+    def source_for(self, values: dict[str, Any], out_index: str = "int32") -> str:
+        """The Cython this kernel runs on ``values`` (index widths as for these arrays; the
+        output's as ``out_index``), without building it."""
+        return self.source(self._prepare(values)[1], out_index)[0]
+
+    def _bind(self, values) -> dict[str, int]:
+        env = bind_sizes(self.inputs, values)
         if any(e > _INT64_MAX for e in self._extents_fn(env)):
             raise InvalidData(f"sizes {env} make an array of more than 2**63 - 1 elements; "
                               f"coordinates would overflow int64")
@@ -433,7 +410,7 @@ class Kernel:
             if "cnt" in outputs:  # cells that also cover implicit zeros meet a 0
                 (extent,) = self._extent_fn(env)  # this call's sizes: kernels are shared
                 _combine_zero(self.reduction.monoid, dense, outputs["cnt"] < extent)
-            return _from_dense(dense, self.out_name, self.fmt, library)
+            return from_dense(dense, self.fmt, library)
         n, m = result
         if a in ("sort", "bucket"):
             val = outputs["val"][:n]
@@ -444,8 +421,8 @@ class Kernel:
                 order = np.lexsort(crds[::-1]) if n > 1 else np.arange(n)
             val = val[order]
             crds = [c[order] for c in crds]
-            arrays = _compress(crds, self.fmt, shape, out_index)
-            return _wrap(self.fmt, self.out_name, shape, val, arrays, library)
+            arrays = compress(crds, self.fmt, shape, out_index)
+            return wrap_levels(self.fmt, shape, val, arrays, library)
         # outputs were allocated for an upper bound of entries: give the rest back
         val = _trim(outputs["val"], n)
         if a == "scatter":
@@ -460,7 +437,7 @@ class Kernel:
             else:
                 arrays = {k: (_trim(v, n) if k.startswith("crd") else v)
                           for k, v in arrays.items()}
-        return _wrap(self.fmt, self.out_name, shape, val, arrays, library)
+        return wrap_levels(self.fmt, shape, val, arrays, library)
 
     def _fallback(self) -> Kernel:
         """The exact variant, for operands that are not finite: a union merge (it evaluates
@@ -520,59 +497,3 @@ def _combine_zero(monoid: str, out: np.ndarray, missing: np.ndarray) -> None:
     fn = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum,
           "any": np.logical_or, "all": np.logical_and}[monoid]
     out[missing] = fn(out[missing], zero)
-
-
-def _compress(crds, fmt: Format, shape, out_index) -> dict[str, np.ndarray]:
-    """Sorted coordinate lists (storage order) -> the level arrays of ``fmt``."""
-    ix = np.dtype(out_index)
-    kinds = fmt.kinds
-    if kinds == ("full", "pos"):
-        rows = shape[fmt.mode_order[0]]
-        counts = np.bincount(crds[0], minlength=rows) if crds[0].size else np.zeros(rows, int)
-        pos = np.zeros(rows + 1, dtype=ix)
-        np.cumsum(counts, out=pos[1:])
-        return {"pos1": pos, "crd1": crds[1].astype(ix, copy=False)}
-    if kinds == ("pos", "pos"):
-        rows, starts = np.unique(crds[0], return_index=True)
-        pos = np.append(starts, crds[0].size).astype(ix)
-        return {"crd0": rows.astype(ix), "pos1": pos, "crd1": crds[1].astype(ix, copy=False)}
-    return {f"crd{d}": c.astype(ix, copy=False) for d, c in enumerate(crds)}
-
-
-def _wrap(fmt: Format, out_name: str, shape, val, arrays, library):
-    if fmt.is_dense:
-        return val
-    kinds = fmt.kinds
-    if kinds == ("pos", "pos"):  # dcsr: scipy has no DCSR, expand pos over all rows
-        rows = shape[fmt.mode_order[0]]
-        counts = np.zeros(rows, dtype=np.int64)
-        counts[arrays["crd0"]] = np.diff(arrays["pos1"])
-        pos = np.zeros(rows + 1, dtype=arrays["crd1"].dtype)
-        np.cumsum(counts, out=pos[1:])
-        name = "csr" if fmt.mode_order == (0, 1) else "csc"
-        return runtime.wrap_result(name, shape, val, {"pos1": pos, "crd1": arrays["crd1"]},
-                                   library)
-    name = fmt.name
-    if len(shape) == 1 and kinds == ("pos",) and fmt.name == "csr":
-        arrays = dict(arrays, pos0=np.array([0, val.shape[0]], dtype=arrays["crd0"].dtype))
-    return runtime.wrap_result(name, shape, val, arrays, library)
-
-
-def _from_dense(dense: np.ndarray, out_name: str, fmt: Format, library: str):
-    """Dense result -> requested format (the dense strategy's explicit conversion)."""
-    if fmt.is_dense:
-        return dense
-    import scipy.sparse as sp
-    if dense.ndim == 2 and fmt.name in ("csr", "csc", "dcsr"):
-        res = (sp.csr_array if fmt.mode_order == (0, 1) else sp.csc_array)(dense)
-        if library == "pydata":
-            import sparse
-            return sparse.GCXS.from_scipy_sparse(res)
-        return res
-    nz = np.nonzero(dense)
-    val = dense[nz]
-    arrays = {f"crd{d}": c for d, c in enumerate(nz)}
-    if dense.ndim == 1 and fmt.name == "csr":
-        arrays["pos0"] = np.array([0, val.shape[0]])
-    return runtime.wrap_result("csr" if (dense.ndim == 1 and fmt.name == "csr") else "coo",
-                               dense.shape, val, arrays, library)

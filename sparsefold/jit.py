@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from sparsefold.interop import describe, is_pydata_sparse
+from sparsefold.storage.describe import describe, is_pydata_sparse
 from sparsefold.lazy import LazyArray
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input
@@ -196,7 +196,6 @@ def compute(x: LazyArray, out: str | None = None):
 def show(fn, *example_args, out: str | None = None) -> str:
     """The generated Cython for ``fn`` on arguments like ``example_args`` (printed and
     returned; index widths as for these arguments). ``fn`` may also be a LazyArray."""
-    from sparsefold.compiler import runtime
     if isinstance(fn, LazyArray):
         program, values = _canonical(fn)
         out = out or _default_out([describe(v) for v in values.values()])
@@ -204,12 +203,6 @@ def show(fn, *example_args, out: str | None = None) -> str:
         jf = fn if isinstance(fn, JitFunction) else JitFunction(fn, out)
         program, out = jf.program_for(*example_args)
         values = {f"a{p}": a for p, a in enumerate(example_args) if not _is_scalar(a)}
-    kernel = compile_program(program, out)
-    index_dtypes = {}
-    for inp in kernel.inputs:
-        if not inp.format.is_dense and kernel.plan.strategy != "dense":
-            levels = runtime.sparse_levels(values[inp.name], inp, inp.name)
-            index_dtypes[inp.name] = {k: v.dtype for k, v in levels.items() if k != "val"}
-    text = kernel.source(index_dtypes, "int32")[0]
+    text = compile_program(program, out).source_for(values)
     print(text)
     return text

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from sparsefold.interop import describe
+from sparsefold.storage.describe import describe
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input, Literal
 from sparsefold.spec.errors import IllFormedProgram, InvalidData

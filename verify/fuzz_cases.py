@@ -268,7 +268,7 @@ def _snapshot(a) -> list[np.ndarray]:
 
 
 def _storage_kind(got) -> str | None:
-    from sparsefold.interop import is_pydata_sparse
+    from sparsefold.storage.describe import is_pydata_sparse
     if isinstance(got, np.ndarray):
         return None
     if is_pydata_sparse(got):

@@ -13,7 +13,6 @@ import pytest
 import scipy.sparse as sp
 
 import sparsefold as sf
-from sparsefold.compiler.runtime import sparse_levels
 from sparsefold.jit import JitFunction, compile_program
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -38,13 +37,8 @@ CASES = {
 def _source(name: str) -> str:
     fn, args, out = CASES[name]
     program, out = JitFunction(fn, out).program_for(*args)
-    kernel = compile_program(program, out)
-    index_dtypes = {}
-    for inp, value in zip(kernel.inputs, args):
-        if not inp.format.is_dense:
-            levels = sparse_levels(value, inp, inp.name)
-            index_dtypes[inp.name] = {k: v.dtype for k, v in levels.items() if k != "val"}
-    return kernel.source(index_dtypes, "int32")[0]
+    values = {f"a{p}": a for p, a in enumerate(args) if not isinstance(a, (int, float))}
+    return compile_program(program, out).source_for(values)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -65,12 +59,10 @@ def test_generation_is_deterministic():
 
 def _coo_hstack_source(parts: int) -> str:
     coo = _csr((4, 3), "coo")
+    args = [coo if k % 2 == 0 else _csr((4, 2), "coo") for k in range(parts)]
     program, out = JitFunction(lambda *xs: sf.concat(list(xs), axis=1), "coo").program_for(
-        *[coo if k % 2 == 0 else _csr((4, 2), "coo") for k in range(parts)])
-    kernel = compile_program(program, out)
-    levels = {k: v.dtype for k, v in sparse_levels(coo, kernel.inputs[0], "a0").items()
-              if k != "val"}
-    return kernel.source({f"a{k}": levels for k in range(parts)}, "int32")[0]
+        *args)
+    return compile_program(program, out).source_for({f"a{k}": a for k, a in enumerate(args)})
 
 
 def test_fallback_is_announced_in_the_source():
