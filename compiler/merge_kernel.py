@@ -28,7 +28,7 @@ from sparsefold.compiler.checks import read_coordinate
 from sparsefold.compiler.cnames import array_var, c_literal
 from sparsefold.compiler.order import prune_guards, stream_is_ordered, stream_is_row_ordered
 from sparsefold.compiler.pointwise import Body, Pointwise, expr_c
-from sparsefold.compiler.stream_kernel import _conjuncts, row_guards, row_loop_applies
+from sparsefold.compiler.stream_kernel import row_guards, row_loop_applies
 from sparsefold.compiler.streams import NotAStream, StreamPiece, is_locatable, stream_pieces
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Literal, Map
@@ -128,7 +128,7 @@ class _Cursor:
 
     def advance(self) -> None:
         b, piece, leaf = self.body, self.piece, self.piece.leaf
-        guards = _conjuncts(piece.guard)
+        guards = sz.conjuncts(piece.guard)
         b.line(f"{self.q} = {self.q} + 1")
         with b.block("while True:"):
             if self.row is not None:
@@ -242,7 +242,7 @@ def emit_row_merge(body: Body, plan: MergePlan, fmt: Format, out_shape, assemble
         a, b = leaf.format.mode_order
         env = {f"_i{a}": body.declare(f"i{a}_{tag}", "int64_t"),
                f"_i{b}": body.declare(f"i{b}_{tag}", "int64_t")}
-        guards = [g for g in _conjuncts(piece.guard)
+        guards = [g for g in sz.conjuncts(piece.guard)
                   if not {s for s in sz.free_symbols(g) if s.startswith("_")} <= {f"_i{a}"}]
         sides.append(dict(piece=piece, leaf=leaf, a=a, b=b, env=env, guards=guards,
                           p=body.declare(f"p_{tag}", "int64_t"),

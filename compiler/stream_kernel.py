@@ -28,12 +28,6 @@ __all__ = ["emit_pieces", "emit_rows", "emit_row_count", "row_loop_applies", "ro
            "leaf_args", "dense_leaf"]
 
 
-def _conjuncts(e: sz.Expr) -> list[sz.Expr]:
-    if isinstance(e, sz.Op) and e.op == "and":
-        return _conjuncts(e.args[0]) + _conjuncts(e.args[1])
-    return [] if e == sz.TRUE else [e]
-
-
 def leaf_args(leaf: Input, index_dtypes: dict[str, str]) -> list[Arg]:
     """Pointer arguments for a sparse leaf's level arrays and values."""
     args = []
@@ -72,7 +66,7 @@ class _Nest:
     def __init__(self, body: Body, piece: StreamPiece, out_coords: tuple[sz.Expr, ...]):
         self.body = body
         self.bound: set[str] = set()
-        self.guards = _conjuncts(piece.guard)
+        self.guards = sz.conjuncts(piece.guard)
         self.coords = list(out_coords)
         self.coord_vars: list[str | None] = [None] * len(out_coords)
         self.env: dict[str, str] = {}
@@ -195,7 +189,7 @@ def row_loop_applies(pieces: tuple[StreamPiece, ...], out_order: tuple[int, ...]
         a = p.leaf.format.mode_order[0]
         if not _only(p.backward[a], {row}) or not _only(p.coords[out_order[0]], {f"_i{a}"}):
             return False
-        for g in _conjuncts(p.out_guard):
+        for g in sz.conjuncts(p.out_guard):
             syms = {s for s in sz.free_symbols(g) if s.startswith("_")}
             if row in syms and len(syms) > 1:
                 return False
@@ -208,7 +202,7 @@ def _only(e: sz.Expr, allowed: set[str]) -> bool:
 
 def row_guards(piece: StreamPiece, row: str) -> list[sz.Expr]:
     """The conjuncts of a piece's output guard that decide which output rows it owns."""
-    return [g for g in _conjuncts(piece.out_guard) if row in sz.free_symbols(g)]
+    return [g for g in sz.conjuncts(piece.out_guard) if row in sz.free_symbols(g)]
 
 
 def _source_row(body: Body, piece: StreamPiece, row: str, r: str) -> str:

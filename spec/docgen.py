@@ -218,7 +218,8 @@ def _section_sizes() -> list[str]:
         "One table, several readings: the NumPy column *is* each operator's meaning "
         "(the interpreter evaluates it on coordinate grids); the C column is the text the "
         "Cython emitter prints (`sizes.C`); constant folding uses exact Python integers "
-        "(`sizes.PYTHON`); the Z3 reading (`sizes.Z3`) is filled in by `sparsefold.verify`.",
+        "(`sizes.PYTHON`); the Z3 reading (`sizes_z3.Z3_TABLE`, used by the verifier and by the "
+        "compiler's order proofs) is built from the NumPy one by overrides.",
         "",
     ]
     rows = []

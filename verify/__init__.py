@@ -19,7 +19,6 @@ prove``), ``differential`` (compiled kernels against the interpreter). ``strateg
 ``random_programs`` (Hypothesis, a test dependency) are imported on their own.
 """
 
-from sparsefold.verify import z3_reading as _z3_reading  # noqa: F401  (fills sizes.Z3)
 from sparsefold.verify.catalog import RULES, get_rule
 from sparsefold.verify.differential import DifferentialError, differential
 from sparsefold.verify.equal import prove_equal, smt2
