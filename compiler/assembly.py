@@ -24,6 +24,7 @@ from sparsefold.compiler.source import Arg
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.errors import IllFormedProgram
 from sparsefold.spec.formats import Format
+from sparsefold.spec.functions import Monoid
 
 __all__ = ["Assembler", "DenseOut", "AppendOut", "BufferOut", "ScatterOut"]
 
@@ -52,14 +53,19 @@ class DenseOut(Assembler):
     that the runtime can then combine cells that also cover implicit zeros with 0 (the max
     of a row with an unstored entry is at least 0; its product is 0)."""
 
-    def __init__(self, shape: tuple[sz.Expr, ...], dtype, *, monoid: str | None = None):
+    def __init__(self, shape: tuple[sz.Expr, ...], dtype, *, monoid: Monoid | None = None):
         self.shape, self.dtype, self.monoid = shape, dtype, monoid
         self.note = (f"Output: dense, each stored entry combined with {monoid}" if monoid
                      else "Output: dense, each stored entry written once")
 
+    def _counts(self) -> bool:
+        # a cell that may also cover implicit zeros must meet a 0 afterwards; for sum that
+        # changes nothing
+        return self.monoid is not None and self.monoid.name != "sum"
+
     def args(self):
         out = [Arg("p_out_val", "ptr", ("out", "val"), storage_ctype(self.dtype))]
-        if self.monoid not in (None, "sum"):
+        if self._counts():
             out.append(Arg("p_out_cnt", "ptr", ("out", "cnt"), "int64_t"))
         return out
 
@@ -73,20 +79,18 @@ class DenseOut(Assembler):
         if m is None:
             body.line(f"{cell} = {v}")
             return
-        if m != "sum":
+        if self._counts():
             body.line(f"out_cnt[{lin}] = out_cnt[{lin}] + 1")
-        if m in ("sum", "prod"):
-            op = "+" if m == "sum" else "*"
-            body.line(f"{cell} = {as_type(f'{cell} {op} {v}', self.dtype)}")
-        elif m in ("any", "all"):
-            op = "or" if m == "any" else "and"
-            body.line(f"{cell} = {as_type(f'({cell} != 0) {op} ({v} != 0)', self.dtype)}")
-        else:
+        if m.combine in (np.logical_and, np.logical_or):  # any/all: on truth values
+            combined = m.c_combine.format(f"({cell} != 0)", f"({v} != 0)")
+            body.line(f"{cell} = {as_type(combined, self.dtype)}")
+        elif m.selects is None:
+            body.line(f"{cell} = {as_type(m.c_combine.format(cell, v), self.dtype)}")
+        else:  # max/min: replace when better, or NaN (which propagates)
             x = body.var("x", ctype(self.dtype))
             body.line(f"{x} = {v}")
-            op = ">" if m == "max" else "<"
             nan = f" or {x} != {x}" if np.dtype(self.dtype).kind == "f" else ""
-            body.line(f"if {cell} == {cell} and ({x} {op} {cell}{nan}):")
+            body.line(f"if {cell} == {cell} and ({x} {m.selects} {cell}{nan}):")
             body.line(f"    {cell} = {x}")
 
 

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from sparsefold.compiler.assembly import Assembler
 from sparsefold.compiler.checks import read_coordinate
 from sparsefold.compiler.cnames import array_var, c_literal
@@ -33,6 +31,7 @@ from sparsefold.compiler.streams import NotAStream, StreamPiece, is_locatable, s
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Literal, Map
 from sparsefold.spec.formats import Format
+from sparsefold.spec.functions import zero_preserving
 from sparsefold.spec.ir import Node
 
 __all__ = ["MergePlan", "merge_plan", "emit_merge", "emit_row_merge"]
@@ -66,11 +65,9 @@ def merge_plan(program: Node, fmt: Format, *, union: bool = False) -> MergePlan 
     if not intersect:
         if not all(isinstance(a, Literal) for a in others):
             return None
-        probe = [np.zeros((), a.dtype) if d in sparse else a.value
-                 for d, a in enumerate(program.args)]
-        with np.errstate(all="ignore"):
-            if not np.all(np.asarray(fn.impl(*probe)) == 0):
-                return None
+        if not zero_preserving(fn, [a.dtype if d in sparse else a.typed_value()
+                                    for d, a in enumerate(program.args)]):
+            return None
     pieces = []
     for d in sparse:
         arg = program.args[d]

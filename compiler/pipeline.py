@@ -44,6 +44,7 @@ from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input, Reduce
 from sparsefold.spec.errors import IllFormedProgram, InternalError, InvalidData
 from sparsefold.spec.formats import Format
+from sparsefold.spec.functions import Monoid
 from sparsefold.spec.ir import Node, ShapeOp
 from sparsefold.spec.printer import show_program, topological
 from sparsefold.storage.binding import bind_sizes
@@ -355,8 +356,8 @@ class Kernel:
     def _allocate(self, shape, capacity, out_index) -> dict[str, np.ndarray]:
         dt = self.program.dtype
         a = self.plan.assembly
-        if a == "accumulate" and self.reduction.monoid != "sum":
-            return {"val": np.full(shape, _identity(self.reduction.monoid, dt), dtype=dt),
+        if a == "accumulate" and self.reduction.monoid.name != "sum":
+            return {"val": np.full(shape, self.reduction.monoid.start(dt), dtype=dt),
                     "cnt": np.zeros(shape, dtype=np.int64)}
         if a in ("dense", "accumulate"):
             return {"val": np.zeros(shape, dtype=dt)}
@@ -477,23 +478,8 @@ def _rows_skipped(plan: Plan, program: Node, fmt: Format) -> bool:
 _EXACT_CAPACITY_ABOVE = 1 << 15
 
 
-def _identity(monoid: str, dt: np.dtype):
-    """The start value of a reduction over stored entries."""
-    if monoid in ("max", "min"):
-        big = dt.kind == "f"
-        if dt.kind == "b":
-            return monoid == "min"
-        info = np.finfo(dt) if big else np.iinfo(dt)
-        low, high = (-np.inf, np.inf) if big else (info.min, info.max)
-        return low if monoid == "max" else high
-    return {"sum": 0, "prod": 1, "any": False, "all": True}[monoid]
-
-
-def _combine_zero(monoid: str, out: np.ndarray, missing: np.ndarray) -> None:
+def _combine_zero(monoid: Monoid, out: np.ndarray, missing: np.ndarray) -> None:
     """``out[missing] = monoid(out[missing], 0)``, NumPy's semantics (NaN propagates)."""
     if not missing.any():
         return
-    zero = np.zeros((), out.dtype)
-    fn = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum,
-          "any": np.logical_or, "all": np.logical_and}[monoid]
-    out[missing] = fn(out[missing], zero)
+    out[missing] = monoid.combine(out[missing], np.zeros((), out.dtype))

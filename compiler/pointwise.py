@@ -140,42 +140,31 @@ class Pointwise:
         return v
 
     def _apply(self, node: Map, args: list[str], ins) -> str:
-        name = node.fn.name
-        if name in ("maximum", "minimum") and ins[0].kind == "f":
-            op = ">=" if name == "maximum" else "<="
-            a, b = args
-            return f"({a} if ({a} {op} {b} or {a} != {a}) else {b})"  # NaN propagates
-        if name == "power":
-            if ins[0].kind != "f":
-                raise IllFormedProgram("not supported yet by the compiler: integer power; "
-                                       "use .interpret() or cast to float")
-            return f"pow({args[0]}, {args[1]})"
-        if name == "abs" and ins[0].kind == "f":
-            return f"fabs({args[0]})"
-        if name == "abs" and ins[0].kind == "b":
-            return args[0]
-        if name == "abs":  # integers: Cython's abs() may go through Python objects
-            a = args[0]
-            return f"({a} if {a} >= 0 else -{a})"
-        if node.fn.c_expr is None:
+        fn = node.fn
+        text = fn.c_text(ins[0].kind)
+        if text is None and fn.c_expr is None:
             raise IllFormedProgram(
-                f"not supported yet by the compiler: elementwise function {name!r} has no "
+                f"not supported yet by the compiler: elementwise function {fn.name!r} has no "
                 f"C expression (register it with c_expr=...)")
-        return node.fn.c_expr.format(*args)
+        if text is None:
+            raise IllFormedProgram(
+                f"not supported yet by the compiler: {fn.name} of {ins[0]} arguments (no C "
+                f"reading in spec); use .interpret() or cast to float")
+        return text.format(*args)
 
     # spec.compute.Reduce: loop over the reduced axes combining with the monoid
     def _reduce(self, node: Reduce, coords) -> str:
         arg = node.arg
         dt = node.dtype
+        m = node.monoid
         acc = self.body.var("acc", ctype(dt))
         first = None
-        if node.monoid in ("max", "min"):
+        if m.identity is None:
             first = self.body.var("first", "bint")
             self.body.line(f"{first} = 1")
             self.body.line(f"{acc} = 0")
         else:
-            ident = {"sum": 0, "prod": 1, "any": False, "all": True}[node.monoid]
-            self.body.line(f"{acc} = {c_literal(ident, dt)}")
+            self.body.line(f"{acc} = {c_literal(m.identity, dt)}")
         full, it = [], iter(coords)
         loops = []
         for d in range(arg.ndim):
@@ -190,21 +179,13 @@ class Pointwise:
             self.body.line(f"for {r} in range({n}):")
             self.body.depth += 1
         v = as_type(self.value(arg, tuple(full)), dt)
-        m = node.monoid
-        if m == "sum":
-            self.body.line(f"{acc} = {acc} + {v}")
-        elif m == "prod":
-            self.body.line(f"{acc} = {acc} * {v}")
-        elif m == "any":
-            self.body.line(f"{acc} = {acc} or {v}")
-        elif m == "all":
-            self.body.line(f"{acc} = {acc} and {v}")
-        else:
+        if m.selects is None:
+            self.body.line(f"{acc} = {m.c_combine.format(acc, v)}")
+        else:  # max/min: replace when better, or NaN (which propagates)
             x = self.body.var("x", ctype(dt))
             self.body.line(f"{x} = {v}")
-            op = ">" if m == "max" else "<"
             nan = f" or {x} != {x}" if dt.kind == "f" else ""
-            self.body.line(f"if {first} or ({x} {op} {acc}{nan} and {acc} == {acc}):")
+            self.body.line(f"if {first} or ({x} {m.selects} {acc}{nan} and {acc} == {acc}):")
             self.body.line(f"    {acc} = {x}")
             self.body.line(f"    {first} = 0")
         self.body.depth = depth
@@ -213,7 +194,7 @@ class Pointwise:
     # spec.ir.ShapeOp: the operand's value at backward(k) under the piece's guard, else fill
     def _shape_op(self, node: ShapeOp, coords) -> str:
         im = node.index_map()
-        env = {f"_k{d}": c for d, c in enumerate(coords)}
+        env = sz.out_binding(coords)
         pieces = im.pieces
         if len(pieces) == 1 and pieces[0].guard == sz.TRUE and im.fill is None:
             return self._gather(node, pieces[0], env)
@@ -246,5 +227,5 @@ def _broadcast_coords(arg: Node, out: Node, coords: tuple[str, ...]) -> tuple[st
     if arg.shape == out.shape:
         return coords
     piece = BroadcastTo(arg, out.shape).index_map().pieces[0]
-    env = {f"_k{d}": c for d, c in enumerate(coords)}
+    env = sz.out_binding(coords)
     return tuple(expr_c(b, env) for b in piece.backward)

@@ -26,7 +26,6 @@ import numpy as np
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input, Literal, Map, Reduce
 from sparsefold.spec.errors import InternalError, InvalidData
-from sparsefold.spec.functions import get_monoid
 from sparsefold.spec.ir import Node, ShapeOp
 from sparsefold.spec.ops_axes import BroadcastTo
 from sparsefold.spec.printer import topological
@@ -121,16 +120,16 @@ def eval_reduce(node: Reduce, arg: np.ndarray, values) -> np.ndarray:
     """spec.compute.Reduce: NumPy's reduction over ``axes`` with the node's dtype."""
     if _is_contraction(node):
         return _contract(node, [values[id(a)] for a in node.arg.args])
-    kwargs = {"dtype": node.dtype} if node.monoid in ("sum", "prod") else {}
-    if any(arg.shape[a] == 0 for a in node.axes) and node.monoid in ("max", "min"):
-        raise InvalidData(f"{node.monoid} over a zero-length axis has no value (no identity)")
-    impl = get_monoid(node.monoid).impl
-    return np.asarray(impl(arg, axis=node.axes, **kwargs)).astype(node.dtype, copy=False)
+    m = node.monoid
+    kwargs = {"dtype": node.dtype} if m.takes_dtype else {}
+    if any(arg.shape[a] == 0 for a in node.axes) and m.identity is None:
+        raise InvalidData(f"{m} over a zero-length axis has no value (no identity)")
+    return np.asarray(m.impl(arg, axis=node.axes, **kwargs)).astype(node.dtype, copy=False)
 
 
 def _is_contraction(node: Reduce) -> bool:
     inner = node.arg
-    return (node.monoid == "sum" and isinstance(inner, Map) and inner.fn.name == "multiply"
+    return (node.monoid.name == "sum" and isinstance(inner, Map) and inner.fn.name == "multiply"
             and not any(isinstance(a, Literal) for a in inner.args)
             and inner.dtype in (node.dtype, np.dtype(bool)))
 
@@ -183,7 +182,7 @@ def eval_shape_op(node: ShapeOp, args, env) -> np.ndarray:
     else:
         out = np.full(out_shape, im.fill, dtype=node.dtype)
     grid = dict(env)
-    grid.update({f"_k{d}": g for d, g in enumerate(np.indices(out_shape, sparse=True))})
+    grid.update(sz.out_binding(np.indices(out_shape, sparse=True)))
     covered = np.zeros(out_shape, dtype=bool) if im.fill is None else None
     for piece in im.pieces:
         source = args[piece.operand]

@@ -13,7 +13,7 @@ import numpy as np
 
 from sparsefold.spec.errors import IllFormedProgram
 from sparsefold.spec.formats import Format, named_format
-from sparsefold.spec.functions import ElementwiseFunction, check_dtype, get_monoid
+from sparsefold.spec.functions import ElementwiseFunction, Monoid, check_dtype, get_monoid
 from sparsefold.spec.ir import Node, normalize_axis, show_shape
 from sparsefold.spec.ops_axes import broadcast_shapes
 from sparsefold.spec.sizes import Expr, as_expr, check_symbol_name, const_value
@@ -67,6 +67,11 @@ class Literal(Node):
         """What NumPy should see for type promotion: the Python scalar, or a typed one."""
         return self.value if self.weak else np.asarray(self.value).dtype
 
+    def typed_value(self) -> Any:
+        """The value as NumPy computes with it: weak, a Python scalar (NEP 50); strong, a
+        0-d array of its dtype."""
+        return self.value if self.weak else np.asarray(self.value, self.dtype)
+
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Map(Node):
@@ -96,7 +101,8 @@ class Map(Node):
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Reduce(Node):
-    """Combine ``arg`` over ``axes`` with a monoid (sum, prod, max, min, any, all).
+    """Combine ``arg`` over ``axes`` with a monoid (sum, prod, max, min, any, all; given as
+    a :class:`Monoid` or its name).
 
     Reducing over a 0-length axis gives the monoid's identity; max/min have none, so that is
     ill-formed when the size is known (NumPy raises too). ``dtype`` is the accumulator and
@@ -104,13 +110,14 @@ class Reduce(Node):
 
     arg: Node
     axes: tuple[int, ...]
-    monoid: str
+    monoid: Monoid
     dtype_request: np.dtype | None = None
 
     def operands(self): return (self.arg,)
 
     def __post_init__(self):
         m = get_monoid(self.monoid)
+        object.__setattr__(self, "monoid", m)
         nd = self.arg.ndim
         axes = tuple(sorted(normalize_axis(a, nd, what=f"{self.monoid} axis") for a in self.axes))
         if len(set(axes)) != len(axes):

@@ -318,6 +318,16 @@ def _facts(fn) -> tuple[str, str]:
     return ann, "" if fn.identity is None else repr(fn.identity)
 
 
+def _c_reading(fn) -> str:
+    """The Cython reading: one text, or one per dtype kind group (``f``: floats, ``b``:
+    bool, ``i``/``u``: signed/unsigned integers); kinds without one are not compiled."""
+    if fn.c_expr is None:
+        return ""
+    if isinstance(fn.c_expr, str):
+        return _code(fn.c_expr)
+    return "; ".join(f"{kinds}: {_code(text)}" for kinds, text in fn.c_expr)
+
+
 def _section_functions() -> list[str]:
     lines = [
         "## 5. Elementwise functions", "",
@@ -328,6 +338,9 @@ def _section_functions() -> list[str]:
         "intersection merge is exact; for floats only with finite other operands, since "
         "`0 * nan` is `nan`); *identity* is `e` with `f(x, e) == f(e, x) == x`; "
         "`f(0, ..., 0)` is the output's fill value (a union merge is exact when it is 0). "
+        "The Cython reading is one text, or one per dtype kind (`f` floats, `b` bool, `i`/`u` "
+        "integers) where C's meaning differs (`maximum` must propagate NaN); a kind without "
+        "one is not compiled yet. "
         "User functions are added with `register_function`; declared facts are checked on "
         "sample values.", "",
     ]
@@ -338,7 +351,7 @@ def _section_functions() -> list[str]:
             zero = fn.value_at_zero((F64,) * fn.arity)
         rows.append([f"`{name}`", str(fn.arity), fn.doc, ann, ident, str(zero),
                      "yes" if fn.commutative else "", "yes" if fn.associative else "",
-                     _code(fn.c_expr) if fn.c_expr else ""])
+                     _c_reading(fn)])
     lines += _table(["name", "arity", "meaning", "annihilates", "identity",
                      "f(0, ..., 0) float64", "commutative", "associative", "Cython"], rows)
     lines += ["", "### Monoids (reductions)", "",
