@@ -22,15 +22,15 @@ from collections.abc import Callable
 
 import numpy as np
 
-from sparsefold.spec import compute, errors, formats
+from sparsefold.spec import compute, derived, errors, formats
 from sparsefold.spec import sizes as sz
-from sparsefold.spec.compute import Input, Map, Reduce
-from sparsefold.spec.functions import FUNCTIONS, MONOIDS, get_function
+from sparsefold.spec.compute import Input
+from sparsefold.spec.functions import FUNCTIONS, MONOIDS
 from sparsefold.spec.ir import Node, ShapeOp, show_shape
 from sparsefold.spec.ops_axes import BroadcastTo, ExpandDims, PermuteDims, Squeeze
 from sparsefold.spec.ops_concat import Concat
 from sparsefold.spec.ops_index import Index, Pad, Slice
-from sparsefold.spec.ops_reshape import Collapse, Split, reshape_steps
+from sparsefold.spec.ops_reshape import Collapse, Split
 from sparsefold.spec.printer import show_program
 
 __all__ = ["render", "main", "EXAMPLES", "DERIVED", "derived_programs"]
@@ -75,51 +75,7 @@ EXAMPLES: dict[str, list[tuple[str, Callable[[], ShapeOp]]]] = {
 }
 
 
-# --- derived operators: compositions of entries ---------------------------------------------
-
-def _reshape(node: Node, target: tuple) -> Node:
-    """Apply :func:`reshape_steps`' plan (the front end's reshape does the same)."""
-    _, steps = reshape_steps(node.shape, target)
-    for step in steps:
-        if step[0] == "collapse":
-            node = Collapse(node, step[1], step[2])
-        elif step[0] == "split":
-            node = Split(node, step[1], tuple(step[2]))
-        elif step[0] == "expand":
-            for _ in range(step[2]):
-                node = ExpandDims(node, step[1])
-        else:
-            node = Squeeze(node, (step[1],))
-    return node
-
-
-def _matmul(a: Node, b: Node) -> Node:
-    """2-d/1-d matmul: ``sum(a[:, :, None] * b[None, :, :], axis=1)``, then drop the axes a
-    1-d operand was given."""
-    a2 = ExpandDims(a, 0) if a.ndim == 1 else a
-    b2 = ExpandDims(b, 1) if b.ndim == 1 else b
-    prod = Map(get_function("multiply"), (ExpandDims(a2, a2.ndim), ExpandDims(b2, b2.ndim - 2)))
-    out: Node = Reduce(prod, (prod.ndim - 2,), "sum", prod.dtype)
-    if b.ndim == 1:
-        out = Squeeze(out, (out.ndim - 1,))
-    if a.ndim == 1:
-        out = Squeeze(out, (out.ndim - 1 if b.ndim == 1 else out.ndim - 2,))
-    return out
-
-
-def _tensordot(a: Node, b: Node, ax_a: tuple[int, ...], ax_b: tuple[int, ...]) -> Node:
-    free_a = tuple(d for d in range(a.ndim) if d not in ax_a)
-    free_b = tuple(d for d in range(b.ndim) if d not in ax_b)
-    pa: Node = PermuteDims(a, free_a + ax_a)
-    pb: Node = PermuteDims(b, ax_b + free_b)
-    for _ in free_b:
-        pa = ExpandDims(pa, pa.ndim)
-    for _ in free_a:
-        pb = ExpandDims(pb, 0)
-    prod = Map(get_function("multiply"), (pa, pb))
-    contracted = tuple(range(len(free_a), len(free_a) + len(ax_a)))
-    return Reduce(prod, contracted, "sum", prod.dtype)
-
+# --- derived operators: compositions of entries (defined in spec/derived.py) ---------------
 
 # name -> (composition, [(call as a user writes it, the program it denotes)])
 DERIVED: dict[str, tuple[str, list[tuple[str, Callable[[], Node]]]]] = {
@@ -128,26 +84,26 @@ DERIVED: dict[str, tuple[str, list[tuple[str, Callable[[], Node]]]]] = {
         "of `collapse` and `split` (plus `expand_dims`/`squeeze` for size-1 axes), grouping "
         "axes where products of consecutive input and output sizes agree.",
         [("reshape(A, (I, J*K))  with A: (I, J, K)",
-          lambda: _reshape(_in("A", I, J, K), (I, J * K))),
-         ("reshape(A, (-1,))  with A: (I, J)", lambda: _reshape(_in("A", I, J), (-1,))),
-         ("reshape(A, (I, J))  with A: (I*J,)", lambda: _reshape(_in("A", I * J), (I, J)))]),
+          lambda: derived.reshape(_in("A", I, J, K), (I, J * K))),
+         ("reshape(A, (-1,))  with A: (I, J)", lambda: derived.reshape(_in("A", I, J), (-1,))),
+         ("reshape(A, (I, J))  with A: (I*J,)", lambda: derived.reshape(_in("A", I * J), (I, J)))]),
     "stack": (
         "`stack(arrays, axis)` = `concat([expand_dims(a, axis) for a in arrays], axis)`.",
         [("stack([A, B], axis=0)  with A, B: (I, J)",
-          lambda: Concat((ExpandDims(_in("A", I, J), 0), ExpandDims(_in("B", I, J), 0)), 0))]),
+          lambda: derived.stack([_in("A", I, J), _in("B", I, J)], axis=0))]),
     "hstack": (
         "NumPy's rule: `concat(arrays, axis=1)`, or `axis=0` when the arrays are 1-d.",
         [("hstack([A, B])  with A: (I, J), B: (I, K)",
-          lambda: Concat((_in("A", I, J), _in("B", I, K)), 1)),
+          lambda: derived.hstack([_in("A", I, J), _in("B", I, K)])),
          ("hstack([v, w])  with v: (N,), w: (K,)",
-          lambda: Concat((_in("v", N), _in("w", K)), 0))]),
+          lambda: derived.hstack([_in("v", N), _in("w", K)]))]),
     "vstack": (
         "NumPy's rule: 1-d arrays become rows (`reshape(a, (1, -1))`), then "
         "`concat(arrays, axis=0)`.",
         [("vstack([A, B])  with A: (I, J), B: (K, J)",
-          lambda: Concat((_in("A", I, J), _in("B", K, J)), 0)),
+          lambda: derived.vstack([_in("A", I, J), _in("B", K, J)])),
          ("vstack([v, w])  with v, w: (N,)",
-          lambda: Concat((_reshape(_in("v", N), (1, -1)), _reshape(_in("w", N), (1, -1))), 0))]),
+          lambda: derived.vstack([_in("v", N), _in("w", N)]))]),
     "matmul": (
         "NumPy's `matmul`: `sum(x1[..., :, :, None] * x2[..., None, :, :], axis=-2)` "
         "accumulated in the product's dtype (int32 stays int32, bool is *or*), leading "
@@ -155,9 +111,9 @@ DERIVED: dict[str, tuple[str, list[tuple[str, Callable[[], Node]]]]] = {
         "axis and a 1-d `x2` a trailing one; those axes are squeezed from the result. "
         "Contraction is not a node: the engines recognise `sum(multiply(...))`.",
         [("matmul(A, B)  with A: (I, J), B: (J, K)",
-          lambda: _matmul(_in("A", I, J), _in("B", J, K))),
+          lambda: derived.matmul(_in("A", I, J), _in("B", J, K))),
          ("matmul(A, x)  with A: (I, J), x: (J,)",
-          lambda: _matmul(_in("A", I, J), _in("x", J)))]),
+          lambda: derived.matmul(_in("A", I, J), _in("x", J)))]),
     "tensordot": (
         "`np.tensordot`: move the free axes of `x1` first and its contracted axes last, the "
         "contracted axes of `x2` first and its free axes last (`permute_dims`), pad both with "
@@ -165,7 +121,7 @@ DERIVED: dict[str, tuple[str, list[tuple[str, Callable[[], Node]]]]] = {
         "(accumulating in the product's dtype). `axes=n` pairs the last `n` axes of `x1` "
         "with the first `n` of `x2`.",
         [("tensordot(A, B, axes=2)  with A: (I, J, K), B: (J, K, N)",
-          lambda: _tensordot(_in("A", I, J, K), _in("B", J, K, N), (1, 2), (0, 1)))]),
+          lambda: derived.tensordot(_in("A", I, J, K), _in("B", J, K, N), axes=2))]),
 }
 
 
