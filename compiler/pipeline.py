@@ -2,7 +2,8 @@
 
     program ─ optimize ─► plan ─► lower + emit (Cython text) ─► build (cached) ─► call
 
-* **optimize** — rewrite rules whose Z3 proofs succeeded (``sparsefold.verify.rewrite``).
+* **optimize** — rewrite with the catalog's rule instances the given prover accepts
+  (``optimize.py``; ``sf.jit`` passes ``sparsefold.verify``'s cached proofs).
 * **plan** — the program as streams of stored entries (``streams.py``) when its result is
   sparse; output assembly chosen from a *proof* that the stream is in the output's order
   (``order.py``): append-only when proved, sort fallback otherwise. Programs that are not
@@ -32,6 +33,7 @@ from sparsefold.compiler.cnames import check_compilable_dtype
 from sparsefold.compiler.dense_kernel import dense_kernel_source, input_size_args
 from sparsefold.compiler.merge_kernel import (emit_merge, emit_row_merge, emit_stream_merge,
                                              merge_plan, pieces_mergeable)
+from sparsefold.compiler.optimize import Prover, optimize
 from sparsefold.compiler.order import prune_guards, stream_is_ordered, stream_is_row_ordered
 from sparsefold.compiler.pointwise import Body, Pointwise
 from sparsefold.compiler.source import Arg, render_module
@@ -53,7 +55,7 @@ from sparsefold.storage.levels import index_dtypes_of, sparse_levels
 from sparsefold.storage.results import OUT_FORMATS, compress, from_dense, out_format, \
     wrap_levels
 
-__all__ = ["Plan", "plan", "optimize", "Kernel", "OUT_FORMATS"]
+__all__ = ["Plan", "plan", "Kernel", "OUT_FORMATS"]
 
 _INT32_MAX = 2**31 - 1
 _INT64_MAX = 2**63 - 1
@@ -73,17 +75,6 @@ class Plan:
     loop: str = "leaf"  # "leaf": piece after piece; "row": output rows outermost; "bulk":
     #                     whole leaves copied; "merge": pieces merged by output key
     merge: Any = None   # merge_kernel.MergePlan for strategy "merge"
-
-
-def optimize(program: Node) -> Node:
-    """Pass 1: rewrite with the rules whose proofs succeeded (``verify.rewrite``; proofs are
-    cached per process). The result has the same shape, dtype and inputs."""
-    from sparsefold.verify import rewrite
-    out = rewrite(program)
-    if out.shape != program.shape or out.dtype != program.dtype:
-        raise InternalError(f"optimize changed {program.dtype}{program.shape} into "
-                            f"{out.dtype}{out.shape}")
-    return out
 
 
 def _reduce_below(program: Node) -> tuple[Reduce | None, list[ShapeOp]]:
@@ -178,6 +169,7 @@ class Kernel:
 
     program: Node
     out_name: str
+    proved: Prover | None = None  # which rule instances optimize may apply (none: no rewrite)
     forced: Plan | None = None  # the exact variant a kernel falls back to: no re-planning
     plan: Plan = field(init=False)
     fmt: Format = field(init=False)
@@ -185,7 +177,7 @@ class Kernel:
     def __post_init__(self):
         self.source_program = self.program
         if self.forced is None:
-            self.program = optimize(self.program)
+            self.program = optimize(self.program, self.proved)
         for n in topological(self.program):
             check_compilable_dtype(n.dtype, f"{type(n).__name__} {n.dtype}")
         self.fmt = out_format(self.out_name, self.program.ndim)

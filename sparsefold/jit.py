@@ -35,11 +35,12 @@ _KERNELS_LOCK = threading.Lock()
 def compile_program(program, out: str):
     """The kernel for ``program`` with output format ``out`` (cached by structure)."""
     from sparsefold.compiler.pipeline import Kernel
+    from sparsefold.verify.rules import instance_proved
     key = (program, out)
     with _KERNELS_LOCK:
         k = _KERNELS.get(key)
-        if k is None:
-            k = _KERNELS[key] = Kernel(program, out)
+        if k is None:  # optimized with the rule instances verify has proved
+            k = _KERNELS[key] = Kernel(program, out, proved=instance_proved)
         return k
 
 
