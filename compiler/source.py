@@ -1,7 +1,7 @@
 """Assembling a kernel module's Cython text: header, imports, helpers, the ``run`` function.
 
 Every kernel module has one entry point ``run(*args)`` whose arguments are described by a
-list of :class:`Arg` — the runtime (``kernel.py``) fills them in from the call's arrays, so
+list of :class:`Arg` — the call (``pipeline.Kernel``) fills them in from the call's arrays, so
 generated code and argument preparation cannot disagree. Arrays arrive as raw addresses
 (Python ints) and are cast to typed pointers: no memoryviews, whose boilerplate costs seconds
 of C compile time per module.
@@ -12,13 +12,11 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from sparsefold.compiler.build import BUFFER_ADDRESS_PYX
+from sparsefold.compiler.build import BUFFER_ADDRESS_PYX, COMPILER_VERSION
 from sparsefold.compiler.checks import failure_epilogue
 from sparsefold.compiler.pointwise import Body
 
 __all__ = ["Arg", "render_module", "COMPILER_VERSION"]
-
-COMPILER_VERSION = "0.1.0"
 
 
 @dataclass(frozen=True, slots=True)

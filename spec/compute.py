@@ -14,11 +14,10 @@ import numpy as np
 from sparsefold.spec.errors import IllFormedProgram
 from sparsefold.spec.formats import Format, named_format
 from sparsefold.spec.functions import ElementwiseFunction, Monoid, check_dtype, get_monoid
-from sparsefold.spec.ir import Node, normalize_axis, show_shape
-from sparsefold.spec.ops_axes import broadcast_shapes
-from sparsefold.spec.sizes import Expr, as_expr, check_symbol_name, const_value
+from sparsefold.spec.ir import Node, broadcast_shapes, normalize_axis, show_shape
+from sparsefold.spec.sizes import Expr, ExprLike, as_expr, check_symbol_name, const_value
 
-__all__ = ["Input", "Literal", "Map", "Reduce"]
+__all__ = ["Input", "Literal", "Map", "Reduce", "symbolic_input"]
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
@@ -46,6 +45,13 @@ class Input(Node):
                 f"found shape {show_shape(shape)}")
         object.__setattr__(self, "format", fmt)
         self._set(shape, check_dtype(self.dtype, what=f"input {self.name!r}"))
+
+
+def symbolic_input(name: str, *shape: ExprLike, fmt: str = "dense",
+                   dtype: str = "float64") -> Input:
+    """An input with (symbolic) sizes: ``symbolic_input("A", "I", "J")`` is
+    ``A: float64[I, J]`` (operator configurations and examples are built on these)."""
+    return Input(name, tuple(as_expr(n) for n in shape), np.dtype(dtype), fmt)
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)

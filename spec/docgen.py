@@ -10,8 +10,8 @@ operators as the programs they are built from, the compute nodes, the elementwis
 with their declared facts, the monoids, the named formats with their levels, and the error
 classes. The only text written here is connective prose and the choice of examples.
 
-A new shape operator needs one entry in :data:`EXAMPLES` (the test suite checks that every
-operator is documented and that docs/language.md equals :func:`render`).
+A shape operator's examples are part of its entry (``examples()``); the test suite checks
+that every operator is documented and that docs/language.md equals :func:`render`.
 """
 
 from __future__ import annotations
@@ -22,15 +22,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from sparsefold.spec import compute, derived, errors, formats
+from sparsefold.spec import SHAPE_OPERATORS, compute, derived, errors, formats
 from sparsefold.spec import sizes as sz
-from sparsefold.spec.compute import Input
+from sparsefold.spec.compute import Input, symbolic_input
 from sparsefold.spec.functions import FUNCTIONS, MONOIDS
 from sparsefold.spec.ir import Node, ShapeOp, show_shape
-from sparsefold.spec.ops_axes import BroadcastTo, ExpandDims, PermuteDims, Squeeze
-from sparsefold.spec.ops_concat import Concat
-from sparsefold.spec.ops_index import Index, Pad, Slice
-from sparsefold.spec.ops_reshape import Collapse, Split
 from sparsefold.spec.printer import show_program
 
 __all__ = ["render", "main", "EXAMPLES", "DERIVED", "derived_programs"]
@@ -38,41 +34,9 @@ __all__ = ["render", "main", "EXAMPLES", "DERIVED", "derived_programs"]
 F64 = np.dtype("float64")
 
 
-def _in(name: str, *shape: sz.ExprLike, fmt: str = "dense") -> Input:
-    """A symbolic input: ``_in("A", "I", "J")`` is ``A: float64[I, J]``."""
-    return Input(name, tuple(shape), F64, fmt)
-
+_in = symbolic_input  # _in("A", I, J) is A: float64[I, J]
 
 I, J, K, N = (sz.Sym(s) for s in "IJKN")
-
-# Per shape operator: (how a user writes it, the node) — representative parameters on
-# symbolic inputs, so the printed maps are the general ones.
-EXAMPLES: dict[str, list[tuple[str, Callable[[], ShapeOp]]]] = {
-    "collapse": [("reshape(A, (I*J, K))  with A: (I, J, K)",
-                  lambda: Collapse(_in("A", I, J, K), 0, 2))],
-    "split": [("reshape(A, (I, J, K))  with A: (I*J, K)",
-               lambda: Split(_in("A", I * J, K), 0, (I, J)))],
-    "concat": [("concat([A, B], axis=1)  with A: (I, J), B: (I, K)",
-                lambda: Concat((_in("A", I, J), _in("B", I, K)), 1))],
-    "slice": [("A[1::2, ::-1]  with A: (I, J)",
-               lambda: Slice(_in("A", I, J), ((1, None, 2), (None, None, -1)))),
-              ("A[S:E:3]  with A: (N,) and size symbols S, E",
-               lambda: Slice(_in("A", N), (("S", "E", 3),)))],
-    "index": [("A[:, P]  with A: (I, J) and a size symbol P",
-               lambda: Index(_in("A", I, J), 1, sz.Sym("P"))),
-              ("A[-1]  with A: (I, J)", lambda: Index(_in("A", I, J), 0, sz.Const(-1)))],
-    "broadcast_to": [("broadcast_to(A, (N, I, J))  with A: (1, J)",
-                      lambda: BroadcastTo(_in("A", 1, J), (N, I, J)))],
-    "expand_dims": [("expand_dims(A, axis=1)  with A: (I, J)",
-                     lambda: ExpandDims(_in("A", I, J), 1))],
-    "squeeze": [("squeeze(A, axis=1)  with A: (I, 1, J)",
-                 lambda: Squeeze(_in("A", I, 1, J), (1,)))],
-    "permute_dims": [("permute_dims(A, (2, 0, 1))  with A: (I, J, K)",
-                      lambda: PermuteDims(_in("A", I, J, K), (2, 0, 1)))],
-    "pad": [("pad(A, ((1, 2), (0, P)))  with A: (I, J)",
-             lambda: Pad(_in("A", I, J), ((sz.Const(1), sz.Const(2)),
-                                         (sz.Const(0), sz.Sym("P"))), 0))],
-}
 
 
 # --- derived operators: compositions of entries (defined in spec/derived.py) ---------------
@@ -86,7 +50,8 @@ DERIVED: dict[str, tuple[str, list[tuple[str, Callable[[], Node]]]]] = {
         [("reshape(A, (I, J*K))  with A: (I, J, K)",
           lambda: derived.reshape(_in("A", I, J, K), (I, J * K))),
          ("reshape(A, (-1,))  with A: (I, J)", lambda: derived.reshape(_in("A", I, J), (-1,))),
-         ("reshape(A, (I, J))  with A: (I*J,)", lambda: derived.reshape(_in("A", I * J), (I, J)))]),
+         ("reshape(A, (I, J))  with A: (I*J,)",
+          lambda: derived.reshape(_in("A", I * J), (I, J)))]),
     "stack": (
         "`stack(arrays, axis)` = `concat([expand_dims(a, axis) for a in arrays], axis)`.",
         [("stack([A, B], axis=0)  with A, B: (I, J)",
@@ -123,6 +88,15 @@ DERIVED: dict[str, tuple[str, list[tuple[str, Callable[[], Node]]]]] = {
         [("tensordot(A, B, axes=2)  with A: (I, J, K), B: (J, K, N)",
           lambda: derived.tensordot(_in("A", I, J, K), _in("B", J, K, N), axes=2))]),
 }
+
+
+def _examples_by_name() -> dict[str, list[tuple[str, Callable[[], ShapeOp]]]]:
+    return {name: [(call, (lambda node=node: node)) for call, node in cls.examples()]
+            for name, cls in SHAPE_OPERATORS.items()}
+
+
+# Kept for ``docgen.EXAMPLES``: the built-in entries' examples() by name, as (call, builder).
+EXAMPLES = _examples_by_name()
 
 
 def derived_programs() -> dict[str, list[tuple[str, Node]]]:
@@ -221,8 +195,6 @@ def _param_text(params: dict) -> str:
 
 
 def _section_shape_ops() -> list[str]:
-    from sparsefold.spec import SHAPE_OPERATORS
-
     lines = [
         "## 2. Shape operators", "",
         "Each shape operator is one entry (one class in `spec/ops_*.py`). Instantiated on "
@@ -236,14 +208,15 @@ def _section_shape_ops() -> list[str]:
         "The interpreter evaluates exactly that; the compiler iterates the forward maps; the "
         "verifier proves both directions inverse, in bounds and order-preserving.", "",
     ]
-    missing = sorted(set(SHAPE_OPERATORS) - set(EXAMPLES))
+    missing = sorted(name for name, cls in SHAPE_OPERATORS.items()
+                     if not any(type(node) is cls for _, node in cls.examples()))
     if missing:
-        raise KeyError(f"no documentation example for shape operator(s) {missing}; add one "
-                       f"to EXAMPLES in spec/docgen.py")
+        raise KeyError(f"no documentation example for shape operator(s) {missing}; give the "
+                       f"entry an examples() classmethod")
     for name, cls in SHAPE_OPERATORS.items():
         lines += [f"### `{name}` ({cls.__name__})", "", _doc(cls), ""]
-        for call, build in EXAMPLES[name]:
-            lines += _render_entry(call, build())
+        for call, node in cls.examples():
+            lines += _render_entry(call, node)
     return lines
 
 

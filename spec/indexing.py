@@ -17,7 +17,7 @@ from sparsefold.spec.ir import Node
 from sparsefold.spec.ops_axes import ExpandDims
 from sparsefold.spec.ops_index import Index, Slice
 
-__all__ = ["getitem"]
+__all__ = ["getitem", "key_source"]
 
 
 def _is_int(k) -> bool:
@@ -76,3 +76,18 @@ def getitem(node: Node, key) -> Node:
     for pos in news:
         node = ExpandDims(node, pos)
     return node
+
+
+def key_source(key: tuple) -> str:
+    """A key as Python source, the inverse of how :func:`getitem` reads it
+    (``(slice(1, None, 2), None)`` is ``1::2, None``)."""
+    def one(k):
+        if k is None:
+            return "None"
+        if k is Ellipsis:
+            return "..."
+        if isinstance(k, slice):
+            text = ":".join("" if v is None else str(v) for v in (k.start, k.stop))
+            return text + (f":{k.step}" if k.step is not None else "")
+        return str(k)
+    return ", ".join(one(k) for k in key) if key else "()"
