@@ -118,9 +118,6 @@ class AppendOut(Assembler):
         out.append(Arg("p_out_val", "ptr", ("out", "val"), storage_ctype(self.dtype)))
         return out
 
-    def _storage(self, coords):
-        return [coords[m] for m in self.fmt.mode_order]
-
     def prologue(self, body):
         body.declare("n", "int64_t")
         body.declare("m", "int64_t")
@@ -132,7 +129,7 @@ class AppendOut(Assembler):
             body.line("out_pos1[0] = 0")
 
     def emit(self, body, coords, value):
-        s = self.storage = self._storage(coords)
+        s = [coords[m] for m in self.fmt.mode_order]
         ix = self.ix
         if self.kinds == ("full", "pos") and self.row_driven:
             body.line(f"out_crd1[n] = <{ix}>{s[1]}")

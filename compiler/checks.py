@@ -1,9 +1,9 @@
 """Coordinate range checks inside kernels: every stored coordinate is tested as it is read.
 
 Kernels have no bounds checks, so a coordinate outside its axis must never reach an index
-computation. The runtime (``sparsefold.storage.levels``) checks the ``pos`` arrays — length, starts at 0,
-monotone, ends inside ``crd``: O(rows), and what bounds the number of entries any kernel
-reads and writes — before the call. The O(nnz) test that each coordinate lies in
+computation. The runtime (``sparsefold.storage.levels``) checks the ``pos`` arrays — length,
+starts at 0, monotone, ends inside ``crd``: O(rows), and what bounds the number of entries
+any kernel reads and writes — before the call. The O(nnz) test that each coordinate lies in
 ``[0, size)`` is done here, fused with the read that needs it: one unsigned compare on a
 value already in a register, instead of separate NumPy passes (``min``, ``max``) over every
 index array on every call. A kernel therefore checks exactly the entries it reads (a

@@ -34,7 +34,8 @@ from sparsefold.spec.formats import Format
 from sparsefold.spec.functions import zero_preserving
 from sparsefold.spec.ir import Node
 
-__all__ = ["MergePlan", "merge_plan", "emit_merge", "emit_row_merge"]
+__all__ = ["MergePlan", "merge_plan", "emit_merge", "emit_row_merge", "pieces_mergeable",
+           "emit_stream_merge"]
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,9 @@ class MergePlan:
     rows: bool = False                  # output rows outermost (emit_row_merge)
 
 
-def _flat(piece: StreamPiece) -> bool:
+def _walkable_by_cursor(piece: StreamPiece) -> bool:
+    """One leaf walked by a single cursor: no free (broadcast) variables, and a CSR-like
+    (full, then pos/crd) or COO-like (pos/crd, then singletons) level layout."""
     k = piece.leaf.format.kinds
     return not piece.free and (k == ("full", "pos") or (k and k[0] == "pos" and
                                                          all(x == "one" for x in k[1:])))
@@ -77,7 +80,7 @@ def merge_plan(program: Node, fmt: Format, *, union: bool = False) -> MergePlan 
             ps = stream_pieces(arg)
         except NotAStream:
             return None
-        if len(ps) != 1 or not _flat(ps[0]):
+        if len(ps) != 1 or not _walkable_by_cursor(ps[0]):
             return None
         ps = prune_guards(ps)
         pieces.append(ps[0])
@@ -94,9 +97,9 @@ def merge_plan(program: Node, fmt: Format, *, union: bool = False) -> MergePlan 
 class _Cursor:
     """Inline code for walking one leaf's entries in storage order, guards applied."""
 
-    def __init__(self, body: Body, piece: StreamPiece, tag: str, out_order, located):
+    def __init__(self, body: Body, piece: StreamPiece, tag: str, out_order, pointwise):
         self.body, self.piece, self.tag, self.order = body, piece, tag, out_order
-        self.located = located
+        self.pointwise = pointwise
         leaf = piece.leaf
         self.kinds = leaf.format.kinds
         self.q = body.declare(f"q_{tag}", "int64_t")
@@ -108,7 +111,7 @@ class _Cursor:
         for level_no in range(len(self.kinds)):
             mode = leaf.format.mode_order[level_no]
             self.coords[mode] = body.declare(f"i{mode}_{tag}", "int64_t")
-            self.env[f"_i{mode}"] = self.coords[mode]
+            self.env[sz.in_coord(mode).name] = self.coords[mode]
 
     def _a(self, part: str) -> str:
         return array_var(self.piece.leaf.name, part)
@@ -139,7 +142,8 @@ class _Cursor:
                     b.line("break")
                 b.line(f"{self.coords[a]} = {self.row}")
                 on_row = [g for g in guards
-                          if {s for s in sz.free_symbols(g) if s.startswith("_")} <= {f"_i{a}"}]
+                          if {s for s in sz.free_symbols(g) if s.startswith("_")}
+                          <= {sz.in_coord(a).name}]
                 for g in on_row:
                     guards.remove(g)
                     with b.block(f"if not ({expr_c(g, self.env)}):"):
@@ -166,7 +170,7 @@ class _Cursor:
         v = f"{self._a('val')}[{self.q}]"
         for layer in self.piece.layers:
             coords = tuple(expr_c(c, self.env) for c in layer.coords)
-            v = self.located.map_with(layer.node, {layer.driver: v}, coords)
+            v = self.pointwise.map_with(layer.node, {layer.driver: v}, coords)
         return v
 
 
@@ -177,10 +181,10 @@ def _lt(a: list[str], b: list[str]) -> str:
 
 
 def emit_merge(body: Body, plan: MergePlan, fmt: Format, assembler: Assembler,
-               located: Pointwise) -> None:
+               pointwise: Pointwise) -> None:
     order = fmt.mode_order
-    ca = _Cursor(body, plan.pieces[0], "a", order, located)
-    cb = _Cursor(body, plan.pieces[1], "b", order, located)
+    ca = _Cursor(body, plan.pieces[0], "a", order, pointwise)
+    cb = _Cursor(body, plan.pieces[1], "b", order, pointwise)
     pa, pb = plan.positions
     node = plan.node
 
@@ -188,7 +192,7 @@ def emit_merge(body: Body, plan: MergePlan, fmt: Format, assembler: Assembler,
         coords = [None] * len(order)
         for l, mode in enumerate(order):
             coords[mode] = keys[l]
-        v = located.map_with(node, known, tuple(coords))
+        v = pointwise.map_with(node, known, tuple(coords))
         assembler.emit(body, tuple(coords), v)
 
     zero_a = c_literal(0, node.args[pa].dtype)
@@ -223,12 +227,12 @@ def emit_merge(body: Body, plan: MergePlan, fmt: Format, assembler: Assembler,
 
 
 def emit_row_merge(body: Body, plan: MergePlan, fmt: Format, out_shape, assembler: Assembler,
-                   located: Pointwise) -> None:
+                   pointwise: Pointwise) -> None:
     """The merge with output rows outermost: each operand's source row is found through its
     backward map, then the two rows are walked with one finger each, comparing only the inner
     coordinate. Used when both leaves have a full outer level that decides the output row."""
     order = fmt.mode_order
-    row = f"_k{order[0]}"
+    row = sz.out_coord(order[0]).name
     r = body.declare("r", "int64_t")
     assembler.row_driven = True
     pa_, pb_ = plan.positions
@@ -237,10 +241,11 @@ def emit_row_merge(body: Body, plan: MergePlan, fmt: Format, out_shape, assemble
     for tag, piece in zip("ab", plan.pieces):
         leaf = piece.leaf
         a, b = leaf.format.mode_order
-        env = {f"_i{a}": body.declare(f"i{a}_{tag}", "int64_t"),
-               f"_i{b}": body.declare(f"i{b}_{tag}", "int64_t")}
+        env = {sz.in_coord(a).name: body.declare(f"i{a}_{tag}", "int64_t"),
+               sz.in_coord(b).name: body.declare(f"i{b}_{tag}", "int64_t")}
         guards = [g for g in sz.conjuncts(piece.guard)
-                  if not {s for s in sz.free_symbols(g) if s.startswith("_")} <= {f"_i{a}"}]
+                  if not {s for s in sz.free_symbols(g) if s.startswith("_")}
+                  <= {sz.in_coord(a).name}]
         sides.append(dict(piece=piece, leaf=leaf, a=a, b=b, env=env, guards=guards,
                           p=body.declare(f"p_{tag}", "int64_t"),
                           e=body.declare(f"e_{tag}", "int64_t"),
@@ -257,14 +262,14 @@ def emit_row_merge(body: Body, plan: MergePlan, fmt: Format, out_shape, assemble
             body.line(f"{s['e']} = 0")
             cond = " and ".join(f"({expr_c(g, {row: r})})" for g in owned) or "True"
             with body.block(f"if {cond}:"):
-                src = s["env"][f"_i{s['a']}"]
+                src = s["env"][sz.in_coord(s["a"]).name]
                 body.line(f"{src} = {expr_c(piece.backward[s['a']], {row: r})}")
                 body.line(f"{s['p']} = {pos}[{src}]")
                 body.line(f"{s['e']} = {pos}[{src} + 1]")
         with body.block("while True:"):
             for s in sides:  # move each finger to an entry its guards keep; read its key
                 with body.block(f"while {s['p']} < {s['e']}:"):
-                    inner = s["env"]["_i%d" % s["b"]]
+                    inner = s["env"][sz.in_coord(s["b"]).name]
                     read_coordinate(body, s["leaf"], 1, s["p"], inner)
                     test = " and ".join(f"({expr_c(g, s['env'])})" for g in s["guards"])
                     if test:
@@ -279,14 +284,14 @@ def emit_row_merge(body: Body, plan: MergePlan, fmt: Format, out_shape, assemble
             def emit(known, j):
                 coords = [None, None]
                 coords[order[0]], coords[order[1]] = r, j
-                v = located.map_with(node, known, tuple(coords))
+                v = pointwise.map_with(node, known, tuple(coords))
                 assembler.emit(body, tuple(coords), v)
 
             def val(s):
                 v = f"{array_var(s['leaf'].name, 'val')}[{s['p']}]"
                 for layer in s["piece"].layers:
                     cs = tuple(expr_c(c, s["env"]) for c in layer.coords)
-                    v = located.map_with(layer.node, {layer.driver: v}, cs)
+                    v = pointwise.map_with(layer.node, {layer.driver: v}, cs)
                 return v
             has_a, has_b = f"{A['p']} < {A['e']}", f"{B['p']} < {B['e']}"
             step_a, step_b = f"{A['p']} = {A['p']} + 1", f"{B['p']} = {B['p']} + 1"
@@ -325,20 +330,19 @@ def pieces_mergeable(pieces: tuple[StreamPiece, ...], order) -> bool:
     pass, by merging the pieces? Each piece must be a flat leaf walked in output storage
     order on its own (proved); pieces never share an output coordinate (they partition the
     output), so a merge by output key needs no combining."""
-    return 2 <= len(pieces) <= MAX_MERGED_PIECES and all(_flat(p) for p in pieces) and all(
+    return 2 <= len(pieces) <= MAX_MERGED_PIECES and all(
+        _walkable_by_cursor(p) for p in pieces) and all(
         stream_is_ordered((p,), order) for p in pieces)
 
 
-__all__ += ["pieces_mergeable", "emit_stream_merge"]
-
 
 def emit_stream_merge(body: Body, pieces: tuple[StreamPiece, ...], fmt: Format,
-                      assembler: Assembler, located: Pointwise) -> None:
+                      assembler: Assembler, pointwise: Pointwise) -> None:
     """One pass over all pieces, each with a cursor in its own (proved) output order; the
     cursor with the smallest output key is emitted next. For hstack of COO this replaces a
     count pass plus a scatter pass: each entry is read once and written once, in place."""
     order = fmt.mode_order
-    cursors = [_Cursor(body, p, f"s{n}", order, located) for n, p in enumerate(pieces)]
+    cursors = [_Cursor(body, p, f"s{n}", order, pointwise) for n, p in enumerate(pieces)]
     body.comment(f"merge of {len(pieces)} pieces by output key: one cursor per piece, each "
                  f"walking its leaf in output storage order (proved); pieces are disjoint")
     for c in cursors:

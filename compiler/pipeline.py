@@ -4,12 +4,15 @@
 
 * **optimize** — rewrite with the catalog's rule instances the given prover accepts
   (``optimize.py``; ``sf.jit`` passes ``sparsefold.verify``'s cached proofs).
-* **plan** — the program as streams of stored entries (``streams.py``) when its result is
-  sparse; output assembly chosen from a *proof* that the stream is in the output's order
-  (``order.py``): append-only when proved, sort fallback otherwise. Programs that are not
-  streams (non-zero fill, merges of two sparse operands, non-sum reductions) take the dense
+* **plan** — a map of two sparse operands as a merge (``merge_kernel.py``); a reduction
+  as stored entries accumulated into its dense result; otherwise the program as streams of
+  stored entries (``streams.py``) when its result is sparse, with output assembly chosen
+  from a *proof* that the stream is in the output's order (``order.py``): bulk copies,
+  append, a row loop or a piece merge when proved, count-and-scatter, bucket or full sort
+  otherwise. Programs that are not streams (non-zero fill, e.g. ``A + 1``) take the dense
   kernel — slower, but every well-formed program compiles.
-* **lower + emit** — ``stream_kernel.py`` / ``dense_kernel.py`` into one Cython module.
+* **lower + emit** — ``stream_kernel.py`` / ``merge_kernel.py`` / ``dense_kernel.py`` (with
+  ``pointwise.py`` and ``assembly.py``) into one Cython module (``source.py``).
 * **build** — ``build.load_module`` (memory and disk cache).
 * **call** — ``Kernel.__call__``: bind sizes, check preconditions, read and validate the
   inputs' storage (``sparsefold.storage``), allocate outputs, run, wrap the result in the
@@ -44,7 +47,7 @@ from sparsefold.compiler.stream_kernel import (bulk_shifts, dense_leaf,
 from sparsefold.compiler.streams import NotAStream, finite_checks, stream_pieces
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input, Reduce
-from sparsefold.spec.errors import IllFormedProgram, InternalError, InvalidData
+from sparsefold.spec.errors import InvalidData
 from sparsefold.spec.formats import Format
 from sparsefold.spec.functions import Monoid
 from sparsefold.spec.ir import Node, ShapeOp
@@ -63,9 +66,11 @@ _INT64_MAX = 2**63 - 1
 
 @dataclass(frozen=True)
 class Plan:
-    """How a program will run: ``strategy`` is "stream" or "dense"; ``assembly`` is one of
-    "dense", "accumulate", "append" (proved in order), "bucket" (proved in order within
-    each outer coordinate: a stable sort by it suffices) or "sort" (full sort)."""
+    """How a program will run: ``strategy`` is "stream", "merge" (a map of two sparse
+    operands) or "dense"; ``assembly`` is one of "dense", "accumulate" (into a reduction's
+    dense result), "append" (proved in order), "scatter" (count, then place: proved in
+    order within each outer coordinate), "bucket" (likewise: a stable sort by the outer
+    coordinate suffices) or "sort" (full sort)."""
 
     strategy: str
     assembly: str
@@ -102,7 +107,7 @@ def _accumulated(total: Reduce, chain: list[ShapeOp]) -> tuple:
         guard = p.guard
         for op in chain:
             (piece,) = op.index_map().pieces
-            env = {f"_i{d}": c for d, c in enumerate(coords)}
+            env = sz.in_binding(coords)
             coords = tuple(sz.substitute(f, env) for f in piece.forward)
             guard = sz.and_(guard, sz.substitute(piece.forward_guard, env))
         out.append(replace(p, coords=coords, guard=guard))
@@ -170,18 +175,19 @@ class Kernel:
     program: Node
     out_name: str
     proved: Prover | None = None  # which rule instances optimize may apply (none: no rewrite)
-    forced: Plan | None = None  # the exact variant a kernel falls back to: no re-planning
+    fixed_plan: Plan | None = None  # a plan given by the caller (the exact fallback
+    #                                  variant of a kernel): no optimize, no planning
     plan: Plan = field(init=False)
     fmt: Format = field(init=False)
 
     def __post_init__(self):
         self.source_program = self.program
-        if self.forced is None:
+        if self.fixed_plan is None:
             self.program = optimize(self.program, self.proved)
         for n in topological(self.program):
             check_compilable_dtype(n.dtype, f"{type(n).__name__} {n.dtype}")
         self.fmt = out_format(self.out_name, self.program.ndim)
-        self.plan = self.forced or plan(self.program, self.fmt)
+        self.plan = self.fixed_plan or plan(self.program, self.fmt)
         self.inputs = [n for n in topological(self.program) if isinstance(n, Input)]
         self.requires = _requires(self.program)
         self.reduction = _reduce_below(self.program)[0] if self.plan.assembly == "accumulate" \
@@ -235,29 +241,30 @@ class Kernel:
             body.line("if sf_bad == 0:")
             body.depth += 1
         asm.prologue(body)
-        located = Pointwise(body, dense_leaf)
+        pointwise = Pointwise(body, dense_leaf)
         if p.strategy == "merge" and p.merge.rows:
-            emit_row_merge(body, p.merge, self.fmt, program.shape, asm, located)
+            emit_row_merge(body, p.merge, self.fmt, program.shape, asm, pointwise)
         elif p.strategy == "merge":
-            emit_merge(body, p.merge, self.fmt, asm, located)
+            emit_merge(body, p.merge, self.fmt, asm, pointwise)
         elif p.loop == "bulk":
             emit_bulk(body, p.pieces, self.fmt, program.shape, asm, index_dtypes)
         elif p.loop == "merge":
-            emit_stream_merge(body, p.pieces, self.fmt, asm, located)
+            emit_stream_merge(body, p.pieces, self.fmt, asm, pointwise)
         elif p.loop == "row":
-            emit_rows(body, p.pieces, self.fmt.mode_order, program.shape, asm, located,
+            emit_rows(body, p.pieces, self.fmt.mode_order, program.shape, asm, pointwise,
                       index_dtypes)
         else:
-            emit_pieces(body, p.pieces, asm, located)
+            emit_pieces(body, p.pieces, asm, pointwise)
         asm.epilogue(body)
         what = "two sparse operands, row loop" if p.strategy == "merge" and p.merge.rows else \
             "two sparse operands, cursors" if p.strategy == "merge" else \
             f"{len(p.pieces)} piece(s), {p.loop} loop"
         notes = [f"Strategy: {p.strategy} ({what}); {asm.note}."]
         if p.finite:
+            exact = "an exact variant (the union merge, else the dense kernel)" \
+                if p.strategy == "merge" else "the dense kernel"
             notes.append("Valid when " + ", ".join(i.name for i in p.finite) + " are finite "
-                         "(0 * inf is nan); the runtime checks and otherwise runs the dense "
-                         "kernel.")
+                         f"(0 * inf is nan); the runtime checks and otherwise runs {exact}.")
         count = None
         if self._rows_skipped:  # the exact entry count, for right-sized outputs
             cbody = Body(depth=2)
@@ -440,7 +447,7 @@ class Kernel:
                 else None
             exact = union if union is not None and union.strategy == "merge" else \
                 Plan("dense", "dense", reason="an operand is not finite")
-            self._dense_fallback = Kernel(self.program, self.out_name, forced=exact)
+            self._dense_fallback = Kernel(self.program, self.out_name, fixed_plan=exact)
         return self._dense_fallback
 
 
@@ -457,7 +464,7 @@ def _rows_skipped(plan: Plan, program: Node, fmt: Format) -> bool:
     """Might a row-driven plan leave source rows unread (a row guard, or a piece whose leaf
     has another number of rows than the output)? Then the entry bound (all stored entries)
     can be far above what is written, and the kernel counts first."""
-    row = f"_k{fmt.mode_order[0]}"
+    row = sz.out_coord(fmt.mode_order[0]).name
     for piece in plan.pieces:
         rows = piece.leaf.shape[piece.leaf.format.mode_order[0]]
         if not sz.definitely_equal(rows, program.shape[fmt.mode_order[0]]) or \

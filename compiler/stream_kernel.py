@@ -15,7 +15,7 @@ output *assembler* (``assembly.py``).
 
 from __future__ import annotations
 
-from sparsefold.compiler.assembly import Assembler
+from sparsefold.compiler.assembly import AppendOut, Assembler
 from sparsefold.compiler.checks import copy_coordinates, read_coordinate
 from sparsefold.compiler.cnames import array_var, ctype, index_ctype, storage_ctype
 from sparsefold.compiler.pointwise import Body, Pointwise, expr_c
@@ -25,7 +25,7 @@ from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input
 
 __all__ = ["emit_pieces", "emit_rows", "emit_row_count", "row_loop_applies", "row_guards",
-           "leaf_args", "dense_leaf"]
+           "leaf_args", "dense_leaf", "dense_leaf_args", "bulk_shifts", "emit_bulk"]
 
 
 def leaf_args(leaf: Input, index_dtypes: dict[str, str]) -> list[Arg]:
@@ -57,10 +57,8 @@ def dense_leaf_args(inp: Input) -> list[Arg]:
         for d in range(inp.ndim)]
 
 
-__all__.append("dense_leaf_args")
 
-
-class _Nest:
+class _LoopNest:
     """Tracks the loop nest of one piece: bound variables and pending hoistable work."""
 
     def __init__(self, body: Body, piece: StreamPiece, out_coords: tuple[sz.Expr, ...]):
@@ -99,7 +97,7 @@ def _sizes(e: sz.Expr) -> set[str]:
 
 
 def emit_pieces(body: Body, pieces: tuple[StreamPiece, ...], assembler: Assembler,
-                located: Pointwise) -> None:
+                pointwise: Pointwise) -> None:
     """Emit one loop nest per piece, in order, handing each entry to ``assembler``. An
     assembler with ``passes == 2`` (count, then place) gets the loop nests twice."""
     for pass_no in range(getattr(assembler, "passes", 1)):
@@ -109,7 +107,7 @@ def emit_pieces(body: Body, pieces: tuple[StreamPiece, ...], assembler: Assemble
                          f"storage order -> output coordinates "
                          f"{', '.join(map(str, piece.coords))}")
             depth = body.depth
-            nest = _Nest(body, piece, piece.coords)
+            nest = _LoopNest(body, piece, piece.coords)
             nest.flush()
             value = _open_leaf_loops(body, piece.leaf, nest)
             for name, size in piece.free:
@@ -124,12 +122,12 @@ def emit_pieces(body: Body, pieces: tuple[StreamPiece, ...], assembler: Assemble
             if assembler.needs_value:
                 for layer in piece.layers:
                     coords = tuple(expr_c(c, nest.env) for c in layer.coords)
-                    v = located.map_with(layer.node, {layer.driver: v}, coords)
+                    v = pointwise.map_with(layer.node, {layer.driver: v}, coords)
             assembler.emit(body, tuple(nest.coord_vars), v)
             body.depth = depth
 
 
-def _open_leaf_loops(body: Body, leaf: Input, nest: _Nest) -> str:
+def _open_leaf_loops(body: Body, leaf: Input, nest: _LoopNest) -> str:
     """Open the loops over a leaf's stored entries; return the C text of the value."""
     if leaf.format.is_dense:
         coords = []
@@ -139,7 +137,7 @@ def _open_leaf_loops(body: Body, leaf: Input, nest: _Nest) -> str:
             body.depth += 1
             nest.in_loop = True
             coords.append(var)
-            nest.bind(f"_i{d}", var)
+            nest.bind(sz.in_coord(d).name, var)
         v = body.declare(f"dv_{leaf.name}", ctype(leaf.dtype))
         body.line(f"{v} = {dense_leaf(leaf, tuple(coords))}")
         if leaf.ndim:
@@ -170,7 +168,7 @@ def _open_leaf_loops(body: Body, leaf: Input, nest: _Nest) -> str:
         else:  # singleton: one coordinate at the parent's position
             body.line(f"{pos} = {parent}")
             read_coordinate(body, leaf, level_no, pos, coord)
-        nest.bind(f"_i{mode}", coord)
+        nest.bind(sz.in_coord(mode).name, coord)
         parent = pos
     return f"{array_var(leaf.name, 'val')}[{parent}]"
 
@@ -181,13 +179,14 @@ def row_loop_applies(pieces: tuple[StreamPiece, ...], out_order: tuple[int, ...]
     every piece guard must talk about the row or about the rest, never both."""
     if len(out_order) != 2:
         return False
-    row = f"_k{out_order[0]}"
+    row = sz.out_coord(out_order[0]).name
     for p in pieces:
         lv = p.leaf.format.levels
         if p.free or p.leaf.format.is_dense or len(lv) != 2 or not lv[0].full:
             return False
         a = p.leaf.format.mode_order[0]
-        if not _only(p.backward[a], {row}) or not _only(p.coords[out_order[0]], {f"_i{a}"}):
+        if not _coords_within(p.backward[a], {row}) or \
+                not _coords_within(p.coords[out_order[0]], {sz.in_coord(a).name}):
             return False
         for g in sz.conjuncts(p.out_guard):
             syms = {s for s in sz.free_symbols(g) if s.startswith("_")}
@@ -196,7 +195,8 @@ def row_loop_applies(pieces: tuple[StreamPiece, ...], out_order: tuple[int, ...]
     return True
 
 
-def _only(e: sz.Expr, allowed: set[str]) -> bool:
+def _coords_within(e: sz.Expr, allowed: set[str]) -> bool:
+    """The coordinate symbols ``e`` mentions are among ``allowed`` (sizes do not count)."""
     return {s for s in sz.free_symbols(e) if s.startswith("_")} <= allowed
 
 
@@ -218,13 +218,13 @@ def _source_row(body: Body, piece: StreamPiece, row: str, r: str) -> str:
 
 
 def emit_rows(body: Body, pieces: tuple[StreamPiece, ...], out_order, out_shape,
-              assembler: Assembler, located: Pointwise, index_dtypes) -> None:
+              assembler: Assembler, pointwise: Pointwise, index_dtypes) -> None:
     """The row-driven loop: for each output row, each piece's source row (found through the
     backward map) is copied in order. Used when the stream is ordered within a row, so the
     output is appended in storage order (e.g. hstack of CSR: rows interleave pieces)."""
     r = body.declare("r", "int64_t")
     assembler.row_driven = True
-    row = f"_k{out_order[0]}"
+    row = sz.out_coord(out_order[0]).name
     body.comment("row-driven loop: output rows outermost; each piece contributes its source "
                  "row (backward map), in piece order")
     with body.block(f"for {r} in range({expr_c(out_shape[out_order[0]], {})}):"):
@@ -234,18 +234,19 @@ def emit_rows(body: Body, pieces: tuple[StreamPiece, ...], out_order, out_shape,
             src = _source_row(body, piece, row, r)
             leaf = piece.leaf
             a = leaf.format.mode_order[0]
-            nest = _Nest(body, piece, piece.coords)
+            nest = _LoopNest(body, piece, piece.coords)
             # forward guards on the source row alone hold by construction here: the row was
             # read back through the backward map from an output row this piece owns
-            nest.guards = [g for g in nest.guards if not _only(g, {f"_i{a}"})]
+            nest.guards = [g for g in nest.guards
+                           if not _coords_within(g, {sz.in_coord(a).name})]
             body.line(f"q0 = {src}")
             body.declare("q0", "int64_t")
-            nest.bind(f"_i{a}", src)
+            nest.bind(sz.in_coord(a).name, src)
             b = leaf.format.mode_order[1]
             coord = body.declare(f"i{b}", "int64_t")
             body.declare("q1", "int64_t")
             pos = array_var(leaf.name, "pos1")
-            shift = _segment_shift(piece, nest, assembler, out_order[1], f"_i{b}")
+            shift = _segment_shift(piece, nest, assembler, out_order[1], sz.in_coord(b).name)
             if shift is not None:
                 _emit_segment(body, leaf, assembler, expr_c(shift, nest.env),
                               index_dtypes[leaf.name]["crd1"])
@@ -255,11 +256,11 @@ def emit_rows(body: Body, pieces: tuple[StreamPiece, ...], out_order, out_shape,
             body.depth += 1
             nest.in_loop = True
             read_coordinate(body, leaf, 1, "q1", coord)
-            nest.bind(f"_i{b}", coord)
+            nest.bind(sz.in_coord(b).name, coord)
             v = f"{array_var(leaf.name, 'val')}[q1]"
             for layer in piece.layers:
                 coords = tuple(expr_c(c, nest.env) for c in layer.coords)
-                v = located.map_with(layer.node, {layer.driver: v}, coords)
+                v = pointwise.map_with(layer.node, {layer.driver: v}, coords)
             assembler.emit(body, tuple(nest.coord_vars), v)
             body.depth = depth
         assembler.end_row(body, r)
@@ -273,7 +274,7 @@ def emit_row_count(body: Body, pieces: tuple[StreamPiece, ...], out_order, out_s
     from a malformed ``pos`` only sizes buffers that ``run`` then refuses to fill)."""
     r = body.declare("r", "int64_t")
     total = body.declare("total", "int64_t")
-    row = f"_k{out_order[0]}"
+    row = sz.out_coord(out_order[0]).name
     body.line(f"{total} = 0")
     with body.block(f"for {r} in range({expr_c(out_shape[out_order[0]], {})}):"):
         for piece in pieces:
@@ -287,7 +288,6 @@ def emit_row_count(body: Body, pieces: tuple[StreamPiece, ...], out_order, out_s
 def _segment_shift(piece, nest, assembler, out_axis: int, inner: str):
     """When a piece copies its source row unchanged except for a constant shift of the inner
     coordinate (no guard on entries, no map, same dtype), that shift; else None."""
-    from sparsefold.compiler.assembly import AppendOut
     if not isinstance(assembler, AppendOut) or assembler.kinds != ("full", "pos"):
         return None
     if piece.layers or nest.guards or piece.leaf.dtype != assembler.dtype:
@@ -328,9 +328,10 @@ def bulk_shifts(piece: StreamPiece, fmt, dtype) -> tuple[sz.Expr, ...] | None:
     shifts = []
     for level in range(len(kinds)):
         c = piece.coords[fmt.mode_order[level]]
-        var = f"_i{leaf.format.mode_order[level]}"
+        var = sz.in_coord(leaf.format.mode_order[level]).name
         shift = sz.substitute(c, {var: 0})
-        if not _only(shift, set()) or not sz.definitely_equal(c, sz.add(sz.Sym(var), shift)):
+        if not _coords_within(shift, set()) or \
+                not sz.definitely_equal(c, sz.add(sz.Sym(var), shift)):
             return None
         shifts.append(shift)
     return tuple(shifts)

@@ -34,7 +34,7 @@ _KERNELS_LOCK = threading.Lock()
 
 def compile_program(program, out: str):
     """The kernel for ``program`` with output format ``out`` (cached by structure)."""
-    from sparsefold.compiler.pipeline import Kernel
+    from sparsefold.compiler import Kernel
     from sparsefold.verify.rules import instance_proved
     key = (program, out)
     with _KERNELS_LOCK:
@@ -176,7 +176,8 @@ def jit(fn: Callable | None = None, *, out: str | None = None):
 
 
 def _canonical(x: LazyArray):
-    """The program with inputs renamed a0, a1, ... in first-use order, and their arrays."""
+    """The program (its inputs keep the names ``sf.asarray`` gave them) and the array bound
+    to each input, in first-use order."""
     inputs = [n for n in topological(x.node) if isinstance(n, Input)]
     values = []
     for n in inputs:

@@ -154,7 +154,7 @@ class Encoder:
 
     def _shape_op(self, node: ShapeOp, coords, pc):
         im = node.index_map()
-        env = {f"_k{d}": c for d, c in enumerate(coords)}
+        env = sz.out_binding(coords)
         for path, a, b in division_sites(im.requires):
             self._division(pc, path, a, b, env)
         ops = node.operands()

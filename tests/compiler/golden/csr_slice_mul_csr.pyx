@@ -9,7 +9,7 @@
 #   %2 = input a1: float32[2, 4] csr
 #   %3 = map(%1, %2, fn=multiply)                : float32(2, 4)
 # Strategy: merge (two sparse operands, row loop); Output: csr, appended in storage order (order proved for every piece; no sort needed).
-# Valid when a0, a1 are finite (0 * inf is nan); the runtime checks and otherwise runs the dense kernel.
+# Valid when a0, a1 are finite (0 * inf is nan); the runtime checks and otherwise runs an exact variant (the union merge, else the dense kernel).
 
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.math cimport NAN, INFINITY, fabs, pow
