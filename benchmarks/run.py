@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import argparse
 import csv
-import gc
 import datetime as _dt
+import gc
 import json
 import os
 import platform

@@ -110,11 +110,11 @@ class AppendOut(Assembler):
 
     def args(self):
         out = []
-        for l, k in enumerate(self.kinds):
-            if k == "pos" and l > 0:
-                out.append(Arg(f"p_out_pos{l}", "ptr", ("out", f"pos{l}"), self.ix))
+        for level, k in enumerate(self.kinds):
+            if k == "pos" and level > 0:
+                out.append(Arg(f"p_out_pos{level}", "ptr", ("out", f"pos{level}"), self.ix))
             if k != "full":
-                out.append(Arg(f"p_out_crd{l}", "ptr", ("out", f"crd{l}"), self.ix))
+                out.append(Arg(f"p_out_crd{level}", "ptr", ("out", f"crd{level}"), self.ix))
         out.append(Arg("p_out_val", "ptr", ("out", "val"), storage_ctype(self.dtype)))
         return out
 
@@ -145,8 +145,8 @@ class AppendOut(Assembler):
             body.line("    m = m + 1")
             body.line(f"out_crd1[n] = <{ix}>{s[1]}")
         else:
-            for l, c in enumerate(s):
-                body.line(f"out_crd{l}[n] = <{ix}>{c}")
+            for level, c in enumerate(s):
+                body.line(f"out_crd{level}[n] = <{ix}>{c}")
         body.line(f"out_val[n] = {as_type(value, self.dtype)}")
         body.line("n = n + 1")
 
@@ -184,8 +184,8 @@ class BufferOut(AppendOut):
         self.returns = "(n, m)"
 
     def args(self):
-        out = [Arg(f"p_out_crd{l}", "ptr", ("out", f"crd{l}"), self.ix)
-               for l in range(len(self.shape))]
+        out = [Arg(f"p_out_crd{level}", "ptr", ("out", f"crd{level}"), self.ix)
+               for level in range(len(self.shape))]
         return out + [Arg("p_out_val", "ptr", ("out", "val"), storage_ctype(self.dtype))]
 
     def prologue(self, body):

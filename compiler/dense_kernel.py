@@ -9,8 +9,7 @@ and this one is chosen only when they do not apply (non-zero fill values, e.g. `
 
 from __future__ import annotations
 
-from sparsefold.compiler.cnames import array_var, check_compilable_dtype, size_var, \
-    storage_ctype
+from sparsefold.compiler.cnames import array_var, check_compilable_dtype, size_var, storage_ctype
 from sparsefold.compiler.pointwise import Body, Pointwise, as_type, expr_c
 from sparsefold.compiler.source import Arg, render_module
 from sparsefold.spec.compute import Input

@@ -106,7 +106,8 @@ class _Cursor:
         self.done = body.declare(f"done_{tag}", "bint")
         self.row = body.declare(f"row_{tag}", "int64_t") if self.kinds[0] == "full" else None
         self.env: dict[str, str] = {}
-        self.keys = [body.declare(f"key_{tag}{l}", "int64_t") for l in range(len(out_order))]
+        self.keys = [body.declare(f"key_{tag}{level}", "int64_t")
+                     for level in range(len(out_order))]
         self.coords = {}
         for level_no in range(len(self.kinds)):
             mode = leaf.format.mode_order[level_no]
@@ -162,8 +163,8 @@ class _Cursor:
                 with b.block(f"if not ({expr_c(g, self.env)}):"):
                     b.line(f"{self.q} = {self.q} + 1")
                     b.line("continue")
-            for l, mode in enumerate(self.order):
-                b.line(f"{self.keys[l]} = {expr_c(piece.coords[mode], self.env)}")
+            for level, mode in enumerate(self.order):
+                b.line(f"{self.keys[level]} = {expr_c(piece.coords[mode], self.env)}")
             b.line("break")
 
     def value(self) -> str:
@@ -190,8 +191,8 @@ def emit_merge(body: Body, plan: MergePlan, fmt: Format, assembler: Assembler,
 
     def emit(known: dict[int, str], keys: list[str]) -> None:
         coords = [None] * len(order)
-        for l, mode in enumerate(order):
-            coords[mode] = keys[l]
+        for level, mode in enumerate(order):
+            coords[mode] = keys[level]
         v = pointwise.map_with(node, known, tuple(coords))
         assembler.emit(body, tuple(coords), v)
 
@@ -353,7 +354,7 @@ def emit_stream_merge(body: Body, pieces: tuple[StreamPiece, ...], fmt: Format,
             test = " and ".join([f"not {c.done}"] + others)
             with body.block(f"{'if' if n == 0 else 'elif'} {test}:"):
                 coords = [None] * len(order)
-                for l, mode in enumerate(order):
-                    coords[mode] = c.keys[l]
+                for level, mode in enumerate(order):
+                    coords[mode] = c.keys[level]
                 assembler.emit(body, tuple(coords), c.value())
                 c.advance()

@@ -34,16 +34,29 @@ from sparsefold.compiler.assembly import AppendOut, BufferOut, DenseOut, Scatter
 from sparsefold.compiler.checks import check_rows_first
 from sparsefold.compiler.cnames import check_compilable_dtype
 from sparsefold.compiler.dense_kernel import dense_kernel_source, input_size_args
-from sparsefold.compiler.merge_kernel import (emit_merge, emit_row_merge, emit_stream_merge,
-                                             merge_plan, pieces_mergeable)
+from sparsefold.compiler.merge_kernel import (
+    emit_merge,
+    emit_row_merge,
+    emit_stream_merge,
+    merge_plan,
+    pieces_mergeable,
+)
 from sparsefold.compiler.optimize import Prover, optimize
 from sparsefold.compiler.order import prune_guards, stream_is_ordered, stream_is_row_ordered
 from sparsefold.compiler.pointwise import Body, Pointwise
 from sparsefold.compiler.source import Arg, render_module
-from sparsefold.compiler.stream_kernel import (bulk_shifts, dense_leaf,
-                                              dense_leaf_args, emit_bulk, emit_pieces,
-                                              emit_row_count, emit_rows, leaf_args,
-                                              row_guards, row_loop_applies)
+from sparsefold.compiler.stream_kernel import (
+    bulk_shifts,
+    dense_leaf,
+    dense_leaf_args,
+    emit_bulk,
+    emit_pieces,
+    emit_row_count,
+    emit_rows,
+    leaf_args,
+    row_guards,
+    row_loop_applies,
+)
 from sparsefold.compiler.streams import NotAStream, finite_checks, stream_pieces
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input, Reduce
@@ -55,8 +68,7 @@ from sparsefold.spec.printer import show_program, topological
 from sparsefold.storage.binding import bind_sizes
 from sparsefold.storage.dense import dense_operand
 from sparsefold.storage.levels import index_dtypes_of, sparse_levels
-from sparsefold.storage.results import OUT_FORMATS, compress, from_dense, out_format, \
-    wrap_levels
+from sparsefold.storage.results import OUT_FORMATS, compress, from_dense, out_format, wrap_levels
 
 __all__ = ["Plan", "plan", "Kernel", "OUT_FORMATS"]
 
@@ -383,8 +395,8 @@ class Kernel:
             out["pos1"] = np.empty(parents + 1, dtype=ix)
             out["crd1"] = np.empty(capacity, dtype=ix)
         else:
-            for l in range(len(kinds)):
-                out[f"crd{l}"] = np.empty(capacity, dtype=ix)
+            for level in range(len(kinds)):
+                out[f"crd{level}"] = np.empty(capacity, dtype=ix)
         return out
 
     @staticmethod

@@ -19,12 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from sparsefold.storage.describe import describe, is_pydata_sparse
 from sparsefold.lazy import LazyArray
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input
 from sparsefold.spec.errors import IllFormedProgram, InvalidData
 from sparsefold.spec.printer import topological
+from sparsefold.storage.describe import describe, is_pydata_sparse
 
 __all__ = ["jit", "JitFunction", "compute", "show", "compile_program"]
 

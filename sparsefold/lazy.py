@@ -14,12 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from sparsefold.storage.describe import describe
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input, Literal
 from sparsefold.spec.errors import IllFormedProgram, InvalidData
 from sparsefold.spec.indexing import getitem
 from sparsefold.spec.ir import Node
+from sparsefold.storage.describe import describe
 
 __all__ = ["LazyArray", "asarray", "symbol", "lift"]
 

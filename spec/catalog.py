@@ -14,8 +14,18 @@ from __future__ import annotations
 from itertools import permutations
 
 from sparsefold.spec import sizes as sz
-from sparsefold.spec.derived import apply, broadcast_to, concat, expand_dims, pad, \
-    permute_dims, reduce, reshape, squeeze, transpose
+from sparsefold.spec.derived import (
+    apply,
+    broadcast_to,
+    concat,
+    expand_dims,
+    pad,
+    permute_dims,
+    reduce,
+    reshape,
+    squeeze,
+    transpose,
+)
 from sparsefold.spec.indexing import getitem
 from sparsefold.spec.rules import Rule, rule
 
@@ -62,7 +72,7 @@ def total(x, axis=None):
     return reduce("sum", x, axis)
 
 
-I, J, K, N = sz.Sym("I"), sz.Sym("J"), sz.Sym("K"), sz.Sym("N")
+I, J, K, N = sz.Sym("I"), sz.Sym("J"), sz.Sym("K"), sz.Sym("N")  # noqa: E741 - the sizes' names in the math and docs
 a, b, c, d, m = (sz.Sym(s) for s in "abcdm")
 p, p1 = sz.Sym("p"), sz.Sym("p1")
 VEC, MAT, CUBE = ("N",), ("I", "J"), ("I", "J", "K")

@@ -36,7 +36,7 @@ F64 = np.dtype("float64")
 
 _in = symbolic_input  # _in("A", I, J) is A: float64[I, J]
 
-I, J, K, N = (sz.Sym(s) for s in "IJKN")
+I, J, K, N = (sz.Sym(s) for s in "IJKN")  # noqa: E741 - the sizes' names in the math and docs
 
 
 # --- derived operators: compositions of entries (defined in spec/derived.py) ---------------

@@ -8,10 +8,29 @@ from dataclasses import dataclass
 
 from sparsefold.spec.compute import symbolic_input
 from sparsefold.spec.errors import IllFormedProgram
-from sparsefold.spec.ir import Node, Piece, RandomRow, Shape, ShapeOp, broadcast_shapes, \
-    normalize_axis, show_shape
-from sparsefold.spec.sizes import TRUE, Const, Expr, Sym, and_, as_expr, const_value, \
-    definitely_equal, eq, in_coords, out_coords
+from sparsefold.spec.ir import (
+    Node,
+    Piece,
+    RandomRow,
+    Shape,
+    ShapeOp,
+    broadcast_shapes,
+    normalize_axis,
+    show_shape,
+)
+from sparsefold.spec.sizes import (
+    TRUE,
+    Const,
+    Expr,
+    Sym,
+    and_,
+    as_expr,
+    const_value,
+    definitely_equal,
+    eq,
+    in_coords,
+    out_coords,
+)
 
 __all__ = ["BroadcastTo", "ExpandDims", "Squeeze", "PermuteDims", "broadcast_shapes"]
 
@@ -76,9 +95,8 @@ class BroadcastTo(ShapeOp):
 
     @classmethod
     def examples(cls):
-        I, J, N = Sym("I"), Sym("J"), Sym("N")
         return [("broadcast_to(A, (N, I, J))  with A: (1, J)",
-                 BroadcastTo(symbolic_input("A", 1, J), (N, I, J)))]
+                 BroadcastTo(symbolic_input("A", 1, "J"), tuple(map(Sym, "NIJ"))))]
 
     @classmethod
     def random_row(cls):
@@ -131,9 +149,8 @@ class ExpandDims(ShapeOp):
 
     @classmethod
     def examples(cls):
-        I, J = Sym("I"), Sym("J")
         return [("expand_dims(A, axis=1)  with A: (I, J)",
-                 ExpandDims(symbolic_input("A", I, J), 1))]
+                 ExpandDims(symbolic_input("A", "I", "J"), 1))]
 
     @classmethod
     def random_row(cls):
@@ -192,9 +209,8 @@ class Squeeze(ShapeOp):
 
     @classmethod
     def examples(cls):
-        I, J = Sym("I"), Sym("J")
         return [("squeeze(A, axis=1)  with A: (I, 1, J)",
-                 Squeeze(symbolic_input("A", I, 1, J), (1,)))]
+                 Squeeze(symbolic_input("A", "I", 1, "J"), (1,)))]
 
     @classmethod
     def random_row(cls):
@@ -241,9 +257,8 @@ class PermuteDims(ShapeOp):
 
     @classmethod
     def examples(cls):
-        I, J, K = Sym("I"), Sym("J"), Sym("K")
         return [("permute_dims(A, (2, 0, 1))  with A: (I, J, K)",
-                 PermuteDims(symbolic_input("A", I, J, K), (2, 0, 1)))]
+                 PermuteDims(symbolic_input("A", "I", "J", "K"), (2, 0, 1)))]
 
     @classmethod
     def random_row(cls):

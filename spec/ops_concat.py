@@ -11,10 +11,27 @@ import numpy as np
 
 from sparsefold.spec.compute import symbolic_input
 from sparsefold.spec.errors import IllFormedProgram
-from sparsefold.spec.ir import Node, Piece, RandomRow, ShapeOp, normalize_axis, \
-    require_equal, show_shape
-from sparsefold.spec.sizes import TRUE, Const, Expr, Sym, add, and_, in_coords, le, lt, \
-    out_coords, sub
+from sparsefold.spec.ir import (
+    Node,
+    Piece,
+    RandomRow,
+    ShapeOp,
+    normalize_axis,
+    require_equal,
+    show_shape,
+)
+from sparsefold.spec.sizes import (
+    TRUE,
+    Const,
+    Expr,
+    add,
+    and_,
+    in_coords,
+    le,
+    lt,
+    out_coords,
+    sub,
+)
 
 __all__ = ["Concat"]
 
@@ -88,9 +105,8 @@ class Concat(ShapeOp):
 
     @classmethod
     def examples(cls):
-        I, J, K = Sym("I"), Sym("J"), Sym("K")
         return [("concat([A, B], axis=1)  with A: (I, J), B: (I, K)",
-                 Concat((symbolic_input("A", I, J), symbolic_input("B", I, K)), 1))]
+                 Concat((symbolic_input("A", "I", "J"), symbolic_input("B", "I", "K")), 1))]
 
     @classmethod
     def random_row(cls):

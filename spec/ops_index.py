@@ -22,8 +22,28 @@ import numpy as np
 from sparsefold.spec.compute import symbolic_input
 from sparsefold.spec.errors import IllFormedProgram
 from sparsefold.spec.ir import Node, Piece, RandomRow, ShapeOp, normalize_axis, show_shape
-from sparsefold.spec.sizes import TRUE, Const, Expr, Sym, add, and_, as_expr, ceil_div, \
-    const_value, eq, floordiv, in_coords, le, lt, maximum, minimum, mod, mul, out_coords, sub
+from sparsefold.spec.sizes import (
+    TRUE,
+    Const,
+    Expr,
+    Sym,
+    add,
+    and_,
+    as_expr,
+    ceil_div,
+    const_value,
+    eq,
+    floordiv,
+    in_coords,
+    le,
+    lt,
+    maximum,
+    minimum,
+    mod,
+    mul,
+    out_coords,
+    sub,
+)
 
 __all__ = ["Slice", "Index", "Pad", "normalize_slice"]
 
@@ -115,11 +135,10 @@ class Slice(ShapeOp):
 
     @classmethod
     def examples(cls):
-        I, J, N = Sym("I"), Sym("J"), Sym("N")
         return [("A[1::2, ::-1]  with A: (I, J)",
-                 Slice(symbolic_input("A", I, J), ((1, None, 2), (None, None, -1)))),
+                 Slice(symbolic_input("A", "I", "J"), ((1, None, 2), (None, None, -1)))),
                 ("A[S:E:3]  with A: (N,) and size symbols S, E",
-                 Slice(symbolic_input("A", N), (("S", "E", 3),)))]
+                 Slice(symbolic_input("A", "N"), (("S", "E", 3),)))]
 
     @classmethod
     def random_row(cls):
@@ -191,10 +210,9 @@ class Index(ShapeOp):
 
     @classmethod
     def examples(cls):
-        I, J = Sym("I"), Sym("J")
         return [("A[:, P]  with A: (I, J) and a size symbol P",
-                 Index(symbolic_input("A", I, J), 1, Sym("P"))),
-                ("A[-1]  with A: (I, J)", Index(symbolic_input("A", I, J), 0, Const(-1)))]
+                 Index(symbolic_input("A", "I", "J"), 1, Sym("P"))),
+                ("A[-1]  with A: (I, J)", Index(symbolic_input("A", "I", "J"), 0, Const(-1)))]
 
     # random programs draw indices through slice's row (an integer in the key)
 
@@ -264,10 +282,9 @@ class Pad(ShapeOp):
 
     @classmethod
     def examples(cls):
-        I, J = Sym("I"), Sym("J")
         return [("pad(A, ((1, 2), (0, P)))  with A: (I, J)",
-                 Pad(symbolic_input("A", I, J), ((Const(1), Const(2)), (Const(0), Sym("P"))),
-                     0))]
+                 Pad(symbolic_input("A", "I", "J"),
+                     ((Const(1), Const(2)), (Const(0), Sym("P"))), 0))]
 
     @classmethod
     def random_row(cls):

@@ -14,10 +14,24 @@ from dataclasses import dataclass
 
 from sparsefold.spec.compute import symbolic_input
 from sparsefold.spec.errors import IllFormedProgram
-from sparsefold.spec.ir import Node, Piece, RandomRow, Shape, ShapeOp, normalize_axis, \
-    show_shape
-from sparsefold.spec.sizes import TRUE, Const, Expr, Op, Sym, add, as_expr, const_value, \
-    definitely_equal, floordiv, in_coords, mod, mul, out_coords, product
+from sparsefold.spec.ir import Node, Piece, RandomRow, Shape, ShapeOp, normalize_axis, show_shape
+from sparsefold.spec.sizes import (
+    TRUE,
+    Const,
+    Expr,
+    Op,
+    Sym,
+    add,
+    as_expr,
+    const_value,
+    definitely_equal,
+    floordiv,
+    in_coords,
+    mod,
+    mul,
+    out_coords,
+    product,
+)
 
 __all__ = ["Collapse", "Split", "reshape_steps", "row_major_split", "row_major_join"]
 
@@ -83,9 +97,8 @@ class Collapse(ShapeOp):
 
     @classmethod
     def examples(cls):
-        I, J, K = Sym("I"), Sym("J"), Sym("K")
         return [("reshape(A, (I*J, K))  with A: (I, J, K)",
-                 Collapse(symbolic_input("A", I, J, K), 0, 2))]
+                 Collapse(symbolic_input("A", "I", "J", "K"), 0, 2))]
 
     @classmethod
     def random_row(cls):
@@ -147,9 +160,9 @@ class Split(ShapeOp):
 
     @classmethod
     def examples(cls):
-        I, J, K = Sym("I"), Sym("J"), Sym("K")
+        i, j = Sym("I"), Sym("J")
         return [("reshape(A, (I, J, K))  with A: (I*J, K)",
-                 Split(symbolic_input("A", I * J, K), 0, (I, J)))]
+                 Split(symbolic_input("A", i * j, "K"), 0, (i, j)))]
 
     # random programs draw splits through collapse's reshape row
 
@@ -258,9 +271,11 @@ def _groups(shape: Shape, target: tuple[Expr, ...]):
                 break
             grow_in = ob == len(target) or (ib < len(shape) and _smaller(pin, pout))
             if grow_in and ib < len(shape):
-                pin = mul(pin, shape[ib]); ib += 1
+                pin = mul(pin, shape[ib])
+                ib += 1
             else:
-                pout = mul(pout, target[ob]); ob += 1
+                pout = mul(pout, target[ob])
+                ob += 1
         # trailing size-1 output axes belong to this group (keeps groups non-empty)
         while ob < len(target) and target[ob] == Const(1) and ib == len(shape):
             ob += 1

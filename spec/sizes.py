@@ -216,27 +216,39 @@ def _simplify(name: str, xs: tuple[Expr, ...]) -> Expr | None:
     """Exact identities on integers (sizes have no NaN, so ``x * 0 == 0`` holds here)."""
     v = [x.value if isinstance(x, Const) else None for x in xs]
     if name == "add":
-        if v[0] == 0: return xs[1]
-        if v[1] == 0: return xs[0]
-        if v[0] is not None: return op("add", xs[1], xs[0])  # constants go right
+        if v[0] == 0:
+            return xs[1]
+        if v[1] == 0:
+            return xs[0]
+        if v[0] is not None:
+            return op("add", xs[1], xs[0])  # constants go right
         a = xs[0]
         if v[1] is not None and isinstance(a, Op) and a.op == "add" \
                 and isinstance(a.args[1], Const):
             return op("add", a.args[0], a.args[1].value + v[1])
     elif name == "sub":
-        if v[1] is not None: return op("add", xs[0], -v[1])
-        if xs[0] == xs[1]: return Const(0)
+        if v[1] is not None:
+            return op("add", xs[0], -v[1])
+        if xs[0] == xs[1]:
+            return Const(0)
     elif name == "mul":
-        if v[0] == 1: return xs[1]
-        if v[1] == 1: return xs[0]
-        if v[0] == 0 or v[1] == 0: return Const(0)
+        if v[0] == 1:
+            return xs[1]
+        if v[1] == 1:
+            return xs[0]
+        if v[0] == 0 or v[1] == 0:
+            return Const(0)
     elif name == "floordiv":
-        if v[1] == 1: return xs[0]
-        if v[0] == 0 and v[1] is not None and v[1] != 0: return Const(0)
+        if v[1] == 1:
+            return xs[0]
+        if v[0] == 0 and v[1] is not None and v[1] != 0:
+            return Const(0)
     elif name == "mod":
-        if v[1] == 1: return Const(0)
+        if v[1] == 1:
+            return Const(0)
     elif name in ("min", "max"):
-        if xs[0] == xs[1]: return xs[0]
+        if xs[0] == xs[1]:
+            return xs[0]
         # every symbol is non-negative (sizes and coordinates), so e.g. max(I, 0) == I and
         # min(J, J + K) == J are exact here
         if _nonneg_poly(_poly(sub(xs[1], xs[0]))):
@@ -244,16 +256,24 @@ def _simplify(name: str, xs: tuple[Expr, ...]) -> Expr | None:
         if _nonneg_poly(_poly(sub(xs[0], xs[1]))):
             return xs[1] if name == "min" else xs[0]
     elif name == "and":
-        if v[0] == 0 or v[1] == 0: return FALSE
-        if v[0] is not None: return xs[1]
-        if v[1] is not None: return xs[0]
+        if v[0] == 0 or v[1] == 0:
+            return FALSE
+        if v[0] is not None:
+            return xs[1]
+        if v[1] is not None:
+            return xs[0]
     elif name == "or":
-        if v[0] not in (None, 0) or v[1] not in (None, 0): return TRUE
-        if v[0] == 0: return xs[1]
-        if v[1] == 0: return xs[0]
+        if v[0] not in (None, 0) or v[1] not in (None, 0):
+            return TRUE
+        if v[0] == 0:
+            return xs[1]
+        if v[1] == 0:
+            return xs[0]
     elif name == "select":
-        if v[0] is not None: return xs[1] if v[0] else xs[2]
-        if xs[1] == xs[2]: return xs[1]
+        if v[0] is not None:
+            return xs[1] if v[0] else xs[2]
+        if xs[1] == xs[2]:
+            return xs[1]
     elif name in ("le", "ge", "eq") and xs[0] == xs[1]:
         return TRUE
     elif name in ("le", "lt", "ge", "gt") and (v[0] is not None or v[1] is not None):

@@ -8,10 +8,23 @@ reject the same data and hand back the same containers.
 from sparsefold.storage.binding import bind_sizes
 from sparsefold.storage.dense import dense_operand, densify
 from sparsefold.storage.describe import ArrayInfo, describe, is_pydata_sparse, is_scipy_sparse
-from sparsefold.storage.levels import INDEX_DTYPES, canonical_order, check_supported, \
-    index_dtypes_of, sparse_levels, validate_storage
-from sparsefold.storage.results import OUT_FORMATS, compress, from_dense, out_format, \
-    result_container, storage_kind, wrap_levels
+from sparsefold.storage.levels import (
+    INDEX_DTYPES,
+    canonical_order,
+    check_supported,
+    index_dtypes_of,
+    sparse_levels,
+    validate_storage,
+)
+from sparsefold.storage.results import (
+    OUT_FORMATS,
+    compress,
+    from_dense,
+    out_format,
+    result_container,
+    storage_kind,
+    wrap_levels,
+)
 
 __all__ = [
     "ArrayInfo", "describe", "is_scipy_sparse", "is_pydata_sparse", "bind_sizes", "densify",

@@ -27,7 +27,8 @@ class ArrayInfo:
 
 
 try:
-    from scipy.sparse import sparray as _sparray, spmatrix as _spmatrix
+    from scipy.sparse import sparray as _sparray
+    from scipy.sparse import spmatrix as _spmatrix
     _SCIPY_TYPES: tuple = (_sparray, _spmatrix)
 except ImportError:  # pragma: no cover - scipy is a dependency
     _SCIPY_TYPES = ()

@@ -21,8 +21,6 @@ import ast
 import importlib.util
 from pathlib import Path
 
-import pytest
-
 import sparsefold
 
 LAYERS = {"spec": 0, "storage": 1, "interp": 2, "compiler": 2, "verify": 3, "frontend": 4,

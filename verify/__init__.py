@@ -22,10 +22,22 @@ prove``), ``differential`` (compiled kernels against the interpreter). ``strateg
 from sparsefold.verify.catalog import RULES, get_rule
 from sparsefold.verify.differential import DifferentialError, differential
 from sparsefold.verify.equal import prove_equal, smt2
-from sparsefold.verify.operators import order_preserving, order_status, prove_instance, \
-    prove_operator
-from sparsefold.verify.results import BOUNDED, PROVED, REFUTED, STATUSES, UNKNOWN, VACUOUS, \
-    Outcome, ProofResult
+from sparsefold.verify.operators import (
+    order_preserving,
+    order_status,
+    prove_instance,
+    prove_operator,
+)
+from sparsefold.verify.results import (
+    BOUNDED,
+    PROVED,
+    REFUTED,
+    STATUSES,
+    UNKNOWN,
+    VACUOUS,
+    Outcome,
+    ProofResult,
+)
 from sparsefold.verify.rewrite import rewrite
 from sparsefold.verify.rules import Rule, prove_rule, rule
 from sparsefold.verify.wrong_rules import WRONG_RULES

@@ -11,9 +11,10 @@ For each set of inputs, :func:`differential` computes
 
 and requires, beyond equal values (floats: ``allclose`` with ``equal_nan``, a tolerance for
 reassociated sums; ints and bools: exact), that the compiled result is **well-formed
-storage of the requested kind**: the container the documented ``out`` rule names, the interpreter's shape and dtype, and for a sparse result canonical storage —
-consistent lengths, ``indptr`` starting at 0 and non-decreasing, coordinates in range,
-sorted in storage order with no duplicates (what the format's unique/ordered levels
+storage of the requested kind**: the container the documented ``out`` rule names, the
+interpreter's shape and dtype, and for a sparse result canonical storage — consistent
+lengths, ``indptr`` starting at 0 and non-decreasing, coordinates in range, sorted in storage
+order with no duplicates (what the format's unique/ordered levels
 forbid). Storage is checked before the result is densified, so broken storage is reported,
 not read. The kernel must also leave its inputs' arrays unchanged. When the interpreter
 rejects the data (:class:`InvalidData`), the kernel must reject it too.
@@ -34,9 +35,9 @@ from typing import Any
 
 import numpy as np
 
+from sparsefold.spec.errors import InvalidData
 from sparsefold.storage.describe import is_pydata_sparse, is_scipy_sparse
 from sparsefold.storage.results import result_container
-from sparsefold.spec.errors import InvalidData
 
 __all__ = ["differential", "DifferentialError", "storage_problems", "tolerance"]
 

@@ -21,8 +21,15 @@ from typing import Any
 
 import numpy as np
 
-from sparsefold.verify.fuzz_mutations import FORMATS, MUTATIONS, Expect, Mutation, \
-    build_input, meaning, storage
+from sparsefold.verify.fuzz_mutations import (
+    FORMATS,
+    MUTATIONS,
+    Expect,
+    Mutation,
+    build_input,
+    meaning,
+    storage,
+)
 
 __all__ = ["Program", "programs", "configurations", "Case", "CaseResult", "make_case",
            "run_case", "replay", "OUTS"]

@@ -24,8 +24,9 @@ entry's ``requires``:
 
 Properties (answers, not requirements), the order property of ``spec.order``: ``order[p]`` —
 ``forward_p`` is strictly increasing in row-major order on its domain; ``order[p<q]`` —
-everything piece ``p`` produces precedes everything piece ``q`` produces. Order preservation of the whole operator is their
-conjunction (``verify.operators.order_preserving``).
+everything piece ``p`` produces precedes everything piece ``q`` produces. Order
+preservation of the whole operator is their conjunction
+(``verify.operators.order_preserving``).
 
 Each obligation is ``(name, assumptions, goal)`` over size expressions, so that a model can be
 checked without Z3 by the exact Python reading (:func:`holds`).

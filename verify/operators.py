@@ -29,8 +29,15 @@ from sparsefold.spec.ir import Node, ShapeOp
 from sparsefold.spec.ops_reshape import Split
 from sparsefold.verify.counterexample import IndexCounterexample
 from sparsefold.verify.obligations import Obligation, holds, obligations, properties
-from sparsefold.verify.results import PROVED, REFUTED, UNKNOWN, VACUOUS, Outcome, \
-    CombinedReport, ProofResult
+from sparsefold.verify.results import (
+    PROVED,
+    REFUTED,
+    UNKNOWN,
+    VACUOUS,
+    CombinedReport,
+    Outcome,
+    ProofResult,
+)
 from sparsefold.verify.solver import decide, satisfiable
 from sparsefold.verify.z3_reading import Reading
 

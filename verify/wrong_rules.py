@@ -14,7 +14,7 @@ from sparsefold.spec.rules import REFUTED, Rule, rule
 
 __all__ = ["WRONG_RULES"]
 
-I, J, K, N = sz.Sym("I"), sz.Sym("J"), sz.Sym("K"), sz.Sym("N")
+I, J, K, N = sz.Sym("I"), sz.Sym("J"), sz.Sym("K"), sz.Sym("N")  # noqa: E741 - the sizes' names in the math
 a, b, p = sz.Sym("a"), sz.Sym("b"), sz.Sym("p")
 
 

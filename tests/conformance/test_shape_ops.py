@@ -498,7 +498,7 @@ def test_pad_nan():
 def test_symbolic_programs(shape):
     a = data(shape)
     A = sf.symbol("A", ("I", "J"), "int64")
-    I, J = shape
+    I, J = shape  # noqa: E741 - the values of the sizes named in A's shape
     cases = [
         (sf.concat([A, A[::-1]], axis=1), np.concatenate([a, a[::-1]], axis=1)),
         (A.reshape(-1), a.reshape(-1)),

@@ -20,8 +20,8 @@ import pytest
 import sparsefold as sf
 from sparsefold.interp import evaluate
 from sparsefold.spec import SHAPE_OPERATORS
-from sparsefold.spec.compute import symbolic_input
 from sparsefold.spec import sizes as sz
+from sparsefold.spec.compute import symbolic_input
 from sparsefold.spec.errors import IllFormedProgram, SparsefoldError
 from sparsefold.spec.ir import Piece
 from sparsefold.spec.ops_concat import Concat

@@ -14,10 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import sparsefold as sf
+from sparsefold.spec.rules import rule as spec_rule
 from sparsefold.verify import WRONG_RULES, rewrite
 from sparsefold.verify.rewrite import Rewrite
-from sparsefold.spec.rules import rule as spec_rule
-from sparsefold.verify.rules import rule
 
 RNG = np.random.default_rng(7)
 V = RNG.integers(-9, 10, 12).astype(np.int64)
