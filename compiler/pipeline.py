@@ -221,6 +221,11 @@ class Kernel:
         self._extent_fn = sz.python_function(
             (sz.product(red.arg.shape[d] for d in red.axes),) if red is not None else ())
         self._requires_fn = sz.python_function(tuple(self.requires))
+        # max/min (no identity) have no value over nothing: checked once sizes are bound
+        self._empty_reductions = [n for n in topological(self.program)
+                                  if isinstance(n, Reduce) and n.monoid.identity is None]
+        self._reduced_fn = sz.python_function(tuple(n.extent()
+                                                    for n in self._empty_reductions))
         self._free_extents = [sz.python_function(tuple(size for _, size in piece.free))
                               for piece in self.plan.pieces]
 
@@ -346,9 +351,12 @@ class Kernel:
         if any(e > _INT64_MAX for e in self._extents_fn(env)):
             raise InvalidData(f"sizes {env} make an array of more than 2**63 - 1 elements; "
                               f"coordinates would overflow int64")
-        if self.requires and not all(self._requires_fn(env)):
-            raise InvalidData(f"a precondition of the program fails for sizes {env}: "
-                                   f"{' and '.join(map(str, self.requires))}")
+        for node, extent in zip(self._empty_reductions, self._reduced_fn(env)):
+            node.check_extent(extent)
+        if self.requires and not all(self._requires_fn(env)):  # the interpreter's wording
+            failed = [str(r) for r, ok in zip(self.requires, self._requires_fn(env)) if not ok]
+            raise InvalidData(f"its precondition on sizes ({' and '.join(failed)}) does not "
+                              f"hold; sizes {dict(sorted(env.items()))}")
         return env
 
     def _variant(self, key, index_dtypes, out_index):

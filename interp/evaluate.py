@@ -122,8 +122,7 @@ def eval_reduce(node: Reduce, arg: np.ndarray, values) -> np.ndarray:
         return _contract(node, [values[id(a)] for a in node.arg.args])
     m = node.monoid
     kwargs = {"dtype": node.dtype} if m.takes_dtype else {}
-    if any(arg.shape[a] == 0 for a in node.axes) and m.identity is None:
-        raise InvalidData(f"{m} over a zero-length axis has no value (no identity)")
+    node.check_extent(int(np.prod([arg.shape[a] for a in node.axes])))
     return np.asarray(m.impl(arg, axis=node.axes, **kwargs)).astype(node.dtype, copy=False)
 
 

@@ -11,11 +11,11 @@ from typing import Any
 
 import numpy as np
 
-from sparsefold.spec.errors import IllFormedProgram
+from sparsefold.spec.errors import IllFormedProgram, InvalidData
 from sparsefold.spec.formats import Format, named_format
 from sparsefold.spec.functions import ElementwiseFunction, Monoid, check_dtype, get_monoid
 from sparsefold.spec.ir import Node, broadcast_shapes, normalize_axis, show_shape
-from sparsefold.spec.sizes import Expr, ExprLike, as_expr, check_symbol_name, const_value
+from sparsefold.spec.sizes import Expr, ExprLike, as_expr, check_symbol_name, const_value, product
 
 __all__ = ["Input", "Literal", "Map", "Reduce", "symbolic_input"]
 
@@ -140,3 +140,14 @@ class Reduce(Node):
         object.__setattr__(self, "dtype_request", req)
         shape = tuple(n for d, n in enumerate(self.arg.shape) if d not in axes)
         self._set(shape, m.result_dtype(self.arg.dtype, req))
+
+    def extent(self) -> Expr:
+        """How many elements are combined into each output element."""
+        return product(self.arg.shape[a] for a in self.axes)
+
+    def check_extent(self, extent: int) -> None:
+        """:class:`InvalidData` when, with sizes bound, ``extent`` is 0 and the monoid has
+        no identity: max/min of nothing has no value (a symbolic axis bound to 0)."""
+        if extent == 0 and self.monoid.identity is None:
+            raise InvalidData(f"{self.monoid} over a zero-length axis has no value "
+                              f"(no identity)")
