@@ -24,7 +24,8 @@ from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input
 from sparsefold.spec.errors import IllFormedProgram, InvalidData
 from sparsefold.spec.printer import topological
-from sparsefold.storage.describe import describe, is_pydata_sparse
+from sparsefold.storage.describe import describe
+from sparsefold.storage.results import result_library
 
 __all__ = ["jit", "JitFunction", "compute", "show", "compile_program"]
 
@@ -49,10 +50,6 @@ def _default_out(infos) -> str:
         if info is not None and info.format != "dense":
             return info.format
     return "dense"
-
-
-def _library(args) -> str:
-    return "pydata" if any(is_pydata_sparse(a) for a in args) else "scipy"
 
 
 class JitFunction:
@@ -123,7 +120,7 @@ class JitFunction:
         hit = self._recent.get(quick)
         if hit is None:
             program, out = self.program_for(*args)
-            hit = (compile_program(program, out), _library(args))
+            hit = (compile_program(program, out), result_library(args))
             if len(self._recent) < 64:
                 self._recent[quick] = hit
         kernel, library = hit
@@ -192,7 +189,7 @@ def compute(x: LazyArray, out: str | None = None):
     program, values = _canonical(x)
     infos = [describe(v) for v in values.values()]
     kernel = compile_program(program, out or _default_out(infos))
-    return kernel(values, _library(list(values.values())))
+    return kernel(values, result_library(list(values.values())))
 
 
 def show(fn, *example_args, out: str | None = None) -> str:

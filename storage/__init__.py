@@ -22,6 +22,7 @@ from sparsefold.storage.results import (
     from_dense,
     out_format,
     result_container,
+    result_library,
     storage_kind,
     wrap_levels,
 )
@@ -30,5 +31,5 @@ __all__ = [
     "ArrayInfo", "describe", "is_scipy_sparse", "is_pydata_sparse", "bind_sizes", "densify",
     "dense_operand", "sparse_levels", "index_dtypes_of", "check_supported", "validate_storage",
     "canonical_order", "INDEX_DTYPES", "OUT_FORMATS", "out_format", "storage_kind",
-    "result_container", "compress", "wrap_levels", "from_dense",
+    "result_container", "result_library", "compress", "wrap_levels", "from_dense",
 ]

@@ -19,13 +19,17 @@ compressed rows are expanded over every row.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 import numpy as np
 
 from sparsefold.spec.errors import IllFormedProgram
 from sparsefold.spec.formats import Format, named_format
+from sparsefold.storage.describe import is_pydata_sparse
 
-__all__ = ["OUT_FORMATS", "out_format", "storage_kind", "result_container", "compress",
-           "wrap_levels", "from_dense"]
+__all__ = ["OUT_FORMATS", "out_format", "storage_kind", "result_library", "result_container",
+           "compress", "wrap_levels", "from_dense"]
 
 OUT_FORMATS = ("dense", "csr", "csc", "coo", "dcsr")
 
@@ -51,6 +55,12 @@ def storage_kind(fmt: Format) -> str | None:
     if fmt.kinds == ("pos", "pos"):  # dcsr/dcsc: expanded to csr/csc
         return "csr" if fmt.mode_order == (0, 1) else "csc"
     return fmt.name if fmt.name in ("csr", "csc") else "coo"
+
+
+def result_library(inputs: Iterable[Any]) -> str:
+    """The library results are handed back in: "pydata" when any input is a pydata/sparse
+    array, else "scipy"."""
+    return "pydata" if any(is_pydata_sparse(a) for a in inputs) else "scipy"
 
 
 def result_container(name: str, ndim: int, library: str) -> tuple[str, str | None]:
