@@ -1,13 +1,15 @@
 """Conformance of every shape operator with NumPy's own function of the same name (DESIGN §2).
 
 Each case builds a program through the public front end (or a spec node directly), evaluates
-it with the reference interpreter and compares with NumPy on the same data: same shape,
-same dtype, same values (exactly — the data are small integers). The expected side is always
+it with an engine (the reference interpreter or a compiled kernel: ``conftest.py``) and
+compares with NumPy on the same data: same shape, same dtype, same values (exactly — the
+data are small integers). The expected side is always
 NumPy (``np.concatenate``, ``np.reshape``, basic indexing, ``np.broadcast_to``, ``np.pad``,
 ...), never a value written down from sparsefold's own output.
 
 Inputs are NumPy arrays and, in ``test_input_kinds``, scipy.sparse arrays (csr/csc/coo, and
-one ``spmatrix``) and pydata/sparse ``COO``/``GCXS`` arrays, which the interpreter densifies.
+one ``spmatrix``) and pydata/sparse ``COO``/``GCXS`` arrays, which the interpreter densifies
+and compiled kernels read in place.
 """
 
 from __future__ import annotations
