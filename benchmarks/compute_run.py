@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from sparsefold.benchmarks import guard, peers
-from sparsefold.benchmarks.check import (Mismatch, baseline_entries, compare, result_entries)
+from sparsefold.benchmarks.check import Mismatch, baseline_entries, compare, result_entries
 from sparsefold.benchmarks.measure import measure, peer_rows, row, short
 
 __all__ = ["SYSTEMS", "bench_program", "sparsefold_row"]

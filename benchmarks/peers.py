@@ -194,8 +194,8 @@ def _taco(modes: tuple[int, ...], dims: tuple[int, ...], ordering: tuple[int, ..
           levels: list[tuple[np.ndarray, np.ndarray] | None], vals: np.ndarray):
     """A tensora Tensor viewing NumPy arrays (no copy; the arrays are kept alive with it)."""
     from tensora import Tensor
-    from tensora.compile._cffi_ownership import (allocate_taco_structure, global_weakkeydict,
-                                                 tensor_cdefs as ffi)
+    from tensora.compile._cffi_ownership import allocate_taco_structure, global_weakkeydict
+    from tensora.compile._cffi_ownership import tensor_cdefs as ffi
     if any(d >= 2**31 for d in dims) or any(lv is not None and lv[1].size >= 2**31
                                             for lv in levels):
         raise ValueError("tensora indexes with int32: this input is too large for it")

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import argparse
 import csv
-import gc
 import datetime as _dt
+import gc
 import json
 import os
 import platform
@@ -30,8 +30,13 @@ from pathlib import Path
 import numpy as np
 
 from sparsefold.benchmarks import inputs, peers
-from sparsefold.benchmarks.check import (Entries, Mismatch, baseline_entries, compare,
-                                         result_entries)
+from sparsefold.benchmarks.check import (
+    Entries,
+    Mismatch,
+    baseline_entries,
+    compare,
+    result_entries,
+)
 from sparsefold.benchmarks.measure import FIELDS, measure, peer_rows, row, short
 from sparsefold.benchmarks.timing import steady_malloc
 

@@ -24,8 +24,20 @@ import re
 from dataclasses import dataclass, field
 
 from sparsefold.compiler.cnames import array_var
-from sparsefold.compiler.loops import (INT, Array, Assign, Bin, Builder, Expr, If, Lit, Load,
-                                       Raise, Var, cast)
+from sparsefold.compiler.loops import (
+    INT,
+    Array,
+    Assign,
+    Bin,
+    Builder,
+    Expr,
+    If,
+    Lit,
+    Load,
+    Raise,
+    Var,
+    cast,
+)
 from sparsefold.compiler.values import index
 from sparsefold.spec.compute import Input
 

@@ -65,9 +65,12 @@ from sparsefold.spec.errors import InternalError
 __all__ = [
     "BUFFER_ADDRESS_PYX", "CFLAGS", "CYTHON_DIRECTIVES", "load_module", "kernel_key",
     "module_name_for", "environment_fields", "compiler_version", "data_pointer", "stats",
+    "COMPILER_VERSION",
     "clear_memory_cache",
 ]
 
+# The compiler's version: printed in every kernel's header and recorded in every cache entry.
+COMPILER_VERSION = "0.1.0"
 # Bump when the way a source becomes a module changes without the source changing.
 _BUILD_FORMAT = "build-1"
 
@@ -88,8 +91,7 @@ _CC_TIMEOUT_S = 600
 
 def compiler_version() -> str:
     """The version of sparsefold's compiler, as recorded in every cache entry."""
-    from sparsefold import __version__
-    return f"{__version__}+{_BUILD_FORMAT}"
+    return f"{COMPILER_VERSION}+{_BUILD_FORMAT}"
 
 
 def _cython_version() -> str:

@@ -13,7 +13,7 @@ import numpy as np
 
 from sparsefold.spec.errors import IllFormedProgram
 
-__all__ = ["ctype", "size_var", "array_var", "coord_var", "c_literal", "SUPPORTED_DTYPES",
+__all__ = ["ctype", "storage_ctype", "size_var", "array_var", "c_literal", "SUPPORTED_DTYPES",
            "check_compilable_dtype", "index_ctype"]
 
 _CTYPES = {
@@ -44,8 +44,6 @@ def storage_ctype(dt: np.dtype) -> str:
     return _STORAGE[np.dtype(dt).name]
 
 
-__all__.append("storage_ctype")
-
 
 def index_ctype(dt: np.dtype) -> str:
     return {"int32": "int32_t", "int64": "int64_t"}[np.dtype(dt).name]
@@ -59,10 +57,6 @@ def array_var(input_name: str, part: str) -> str:
     """``part`` is one of val, pos<l>, crd<l>, st<d> (dense strides). Prefixed ``in_`` so an
     input named like a compiler-owned array (``out``, ``p_out``) cannot collide with it."""
     return f"in_{input_name}_{part}"
-
-
-def coord_var(prefix: str, d: int) -> str:
-    return f"{prefix}{d}"
 
 
 def c_literal(value, dt: np.dtype) -> str:

@@ -27,21 +27,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from sparsefold.compiler.bounds import read_coordinate
-from sparsefold.compiler.loops import (BOOL, INT, Assign, Bin, Expr, If, Lit, Load, Not, Var)
+from sparsefold.compiler.loops import BOOL, INT, Assign, Bin, Expr, If, Lit, Load, Not, Var
 from sparsefold.compiler.lowering import Lowering
 from sparsefold.compiler.streams import StreamPiece
 from sparsefold.compiler.values import Values, index
 from sparsefold.spec import sizes as sz
 
-__all__ = ["FlatCursor", "RowCursor", "END", "conjuncts", "linear_key"]
+__all__ = ["FlatCursor", "RowCursor", "END", "linear_key"]
 
 END = Lit("INT64_MAX", INT)
-
-
-def conjuncts(e: sz.Expr) -> list[sz.Expr]:
-    if isinstance(e, sz.Op) and e.op == "and":
-        return conjuncts(e.args[0]) + conjuncts(e.args[1])
-    return [] if e == sz.TRUE else [e]
 
 
 def _coordinate_symbols(e: sz.Expr) -> set[str]:
@@ -83,41 +77,41 @@ class FlatCursor:
             self.z = None
         else:
             self.arrays = low.leaf(leaf)
-            iterating = [l for l, lv in enumerate(levels) if lv.full or lv.has_pos]
+            iterating = [li for li, lv in enumerate(levels) if lv.full or lv.has_pos]
             self.z = iterating[-1]
             if not levels[self.z].has_pos:
                 raise NotImplementedError("a flat cursor needs a compressed innermost level")
-            self.pos_vars = {l: b.fresh(f"q{l}_{tag}") for l in iterating}
+            self.pos_vars = {li: b.fresh(f"q{li}_{tag}") for li in iterating}
             self.end = b.fresh(f"end_{tag}")
         self.out = [b.fresh(f"o{d}_{tag}") for d in range(len(piece.coords))]
         self.key_of = key
 
     # --- level arithmetic ---------------------------------------------------------------
-    def _position(self, l: int) -> Expr:
-        """The position variable of level ``l`` (a singleton shares its parent's)."""
-        while l not in self.pos_vars:
-            l -= 1
-        return self.pos_vars[l]
+    def _position(self, li: int) -> Expr:
+        """The position variable of level ``li`` (a singleton shares its parent's)."""
+        while li not in self.pos_vars:
+            li -= 1
+        return self.pos_vars[li]
 
-    def _children_end(self, l: int, parent: Expr) -> Expr:
-        """One past the last level-``l`` position under parent position ``parent``."""
-        lv = self.piece.leaf.format.levels[l]
+    def _children_end(self, li: int, parent: Expr) -> Expr:
+        """One past the last level-``li`` position under parent position ``parent``."""
+        lv = self.piece.leaf.format.levels[li]
         if lv.has_pos:
-            return Load(self.arrays.pos[l], parent + 1)
+            return Load(self.arrays.pos[li], parent + 1)
         if lv.full:
-            return Bin("*", parent + 1, self._size(l))
+            return Bin("*", parent + 1, self._size(li))
         return parent + 1  # singleton: one child
 
-    def _children_start(self, l: int, parent: Expr) -> Expr:
-        lv = self.piece.leaf.format.levels[l]
+    def _children_start(self, li: int, parent: Expr) -> Expr:
+        lv = self.piece.leaf.format.levels[li]
         if lv.has_pos:
-            return Load(self.arrays.pos[l], parent)
+            return Load(self.arrays.pos[li], parent)
         if lv.full:
-            return Bin("*", parent, self._size(l))
+            return Bin("*", parent, self._size(li))
         return parent
 
-    def _size(self, l: int) -> Expr:
-        return index(self.piece.leaf.shape[self.modes[l]])
+    def _size(self, li: int) -> Expr:
+        return index(self.piece.leaf.shape[self.modes[li]])
 
     # --- the three steps ----------------------------------------------------------------
     def init(self) -> None:
@@ -127,20 +121,20 @@ class FlatCursor:
             for m in self.modes:
                 b.assign(self.coord[m], Lit("0", INT))
         else:
-            # positions of level l under the root: [start, end); the root is position 0
+            # positions of level li under the root: [start, end); the root is position 0
             start: Expr = Lit("0", INT)
             end: Expr = Lit("1", INT)
-            for l in range(self.z + 1):
-                start, end = self._children_start(l, start), self._children_start(l, end)
-                if l in self.pos_vars:
-                    b.assign(self.pos_vars[l], start)
-                    start = self.pos_vars[l]
+            for li in range(self.z + 1):
+                start, end = self._children_start(li, start), self._children_start(li, end)
+                if li in self.pos_vars:
+                    b.assign(self.pos_vars[li], start)
+                    start = self.pos_vars[li]
             b.assign(self.end, end)
         for _, var, _ in self.free:
             b.assign(var, Lit("0", INT))
         empty = [Bin("==", index(size), Lit("0")) for _, _, size in self.free]
         if self.dense:
-            empty += [Bin("==", self._size(l), Lit("0")) for l in range(len(self.modes))]
+            empty += [Bin("==", self._size(li), Lit("0")) for li in range(len(self.modes))]
         if empty:
             cond = empty[0]
             for e in empty[1:]:
@@ -154,7 +148,7 @@ class FlatCursor:
         Without guards (and for a sparse leaf, whose entries are all kept) one test
         suffices; otherwise a loop skips the entries the guards drop."""
         b = self.low.b
-        skips = bool(conjuncts(self.piece.guard)) or self.dense
+        skips = bool(sz.conjuncts(self.piece.guard)) or self.dense
         with b.if_(self.stale):
             b.assign(self.stale, False)
             if skips:
@@ -179,35 +173,35 @@ class FlatCursor:
         """At a position inside the leaf: outer levels follow, coordinates are read, guards
         skip (``continue`` the settle loop), then coordinates and key."""
         b, piece, leaf = self.low.b, self.piece, self.piece.leaf
-        guards = conjuncts(piece.guard)
+        guards = sz.conjuncts(piece.guard)
         if not self.dense:
             qz = self.pos_vars[self.z]
             # outer levels follow the innermost position (empty rows are passed here)
             child = qz
-            for l in range(self.z - 1, -1, -1):
-                if l not in self.pos_vars:
+            for li in range(self.z - 1, -1, -1):
+                if li not in self.pos_vars:
                     continue
-                q = self.pos_vars[l]
-                with b.while_(Bin(">=", child, self._children_end(self._child_level(l), q))):
+                q = self.pos_vars[li]
+                with b.while_(Bin(">=", child, self._children_end(self._child_level(li), q))):
                     b.assign(q, q + 1)
                 child = q
-            for l, lv in enumerate(leaf.format.levels):
-                m = self.modes[l]
+            for li, lv in enumerate(leaf.format.levels):
+                m = self.modes[li]
                 if lv.has_crd:
-                    read_coordinate(b, self.low.sites, leaf, l, self.arrays.crd[l],
-                                    self._position(l), self.coord[m])
-                elif l == 0:
+                    read_coordinate(b, self.low.sites, leaf, li, self.arrays.crd[li],
+                                    self._position(li), self.coord[m])
+                elif li == 0:
                     b.assign(self.coord[m], self.pos_vars[0])
                 else:
-                    b.assign(self.coord[m], self.pos_vars[l] - Bin(
-                        "*", self._position(l - 1), self._size(l)))
+                    b.assign(self.coord[m], self.pos_vars[li] - Bin(
+                        "*", self._position(li - 1), self._size(li)))
                 # guards on the coordinates bound so far that skip a whole subtree
-                bound = {sz.in_coords(leaf.ndim)[self.modes[k]].name for k in range(l + 1)}
-                if l < self.z:
+                bound = {sz.in_coords(leaf.ndim)[self.modes[k]].name for k in range(li + 1)}
+                if li < self.z:
                     for g in [g for g in guards if _coordinate_symbols(g) <= bound]:
                         guards.remove(g)
                         with b.if_(Not(index(g, self.env))):
-                            b.assign(qz, self._subtree_end(l))
+                            b.assign(qz, self._subtree_end(li))
                             b.cont()
         if self.dense:  # a dense operand stores no zeros in a sparse result
             with b.if_(Bin("==", self._raw_value(), Lit("0"))):
@@ -221,16 +215,16 @@ class FlatCursor:
             b.assign(self.out[d], index(c, self.env))
         b.assign(self.key, self.key_of(list(self.out)))
 
-    def _child_level(self, l: int) -> int:
-        c = l + 1
+    def _child_level(self, li: int) -> int:
+        c = li + 1
         while c not in self.pos_vars:
             c += 1
         return c
 
-    def _subtree_end(self, l: int) -> Expr:
-        """The innermost position just past everything under level ``l``'s current one."""
-        e: Expr = self._position(l) + 1
-        for k in range(l + 1, self.z + 1):
+    def _subtree_end(self, li: int) -> Expr:
+        """The innermost position just past everything under level ``li``'s current one."""
+        e: Expr = self._position(li) + 1
+        for k in range(li + 1, self.z + 1):
             e = self._children_start(k, e)
         return e
 
@@ -243,7 +237,7 @@ class FlatCursor:
         b = self.low.b
         counters = [(var, index(size)) for _, var, size in self.free]
         if self.dense:
-            counters = [(self.coord[m], self._size(l)) for l, m in enumerate(self.modes)] + \
+            counters = [(self.coord[m], self._size(li)) for li, m in enumerate(self.modes)] + \
                 counters
             inner_stop = 0
         else:
@@ -294,7 +288,7 @@ class RowCursor:
         self.arrays = low.leaf(leaf)
         a, c = leaf.format.mode_order
         self.outer_mode, self.inner_mode = a, c
-        self.row_symbol = f"_k{out_order[0]}"
+        self.row_symbol = sz.out_coord(out_order[0]).name
         self.inner_axis = out_order[1]
         self.src = b.fresh(f"s_{tag}")
         self.p = b.fresh(f"p_{tag}")
@@ -305,11 +299,11 @@ class RowCursor:
         names = sz.in_coords(leaf.ndim)
         self.env = {names[a].name: self.src, names[c].name: self.inner}
         row_only = {names[a].name}
-        self.entry_guards = [g for g in conjuncts(piece.guard)
+        self.entry_guards = [g for g in sz.conjuncts(piece.guard)
                              if not _coordinate_symbols(g) <= row_only]
 
     def row_guards(self) -> list[sz.Expr]:
-        return [g for g in conjuncts(self.piece.out_guard)
+        return [g for g in sz.conjuncts(self.piece.out_guard)
                 if self.row_symbol in sz.free_symbols(g)]
 
     def init(self, r: Var) -> None:

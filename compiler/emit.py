@@ -14,9 +14,31 @@ import re
 
 from sparsefold.compiler.build import BUFFER_ADDRESS_PYX
 from sparsefold.compiler.loops import (
-    Assign, Bin, Block, Break, Call, Cast, Comment, Cond, Continue, Expr, For, Function, If,
+    Assign,
+    Bin,
+    Block,
+    Break,
+    Call,
+    Cast,
+    Comment,
+    Cond,
+    Continue,
+    Expr,
+    For,
+    Function,
+    If,
     Lit,
-    Load, Memcpy, Not, Raise, Store, Template, Var, While, walk_exprs, walk_stmts)
+    Load,
+    Memcpy,
+    Not,
+    Raise,
+    Store,
+    Template,
+    Var,
+    While,
+    walk_exprs,
+    walk_stmts,
+)
 from sparsefold.spec.errors import InternalError
 
 __all__ = ["render_module", "render_expr", "COMPILER_VERSION", "FAIL_PY"]

@@ -18,30 +18,37 @@ from typing import Any
 
 import numpy as np
 
-from sparsefold.compiler import runtime
 from sparsefold.compiler.bounds import rows_first
 from sparsefold.compiler.emit import render_module
 from sparsefold.compiler.loops import Bin, Lit
 from sparsefold.compiler.lower_coiter import lower_coiter
+from sparsefold.compiler.lower_contract import contract_sizes, lower_contract, lower_contract_count
 from sparsefold.compiler.lower_dense import lower_dense
-from sparsefold.compiler.lower_stream import (lower_bulk, lower_pieces, lower_row_count,
-                                              lower_rows, row_guards)
-from sparsefold.compiler.lower_contract import (contract_sizes, lower_contract,
-                                                lower_contract_count)
+from sparsefold.compiler.lower_stream import (
+    lower_bulk,
+    lower_pieces,
+    lower_row_count,
+    lower_rows,
+    row_guards,
+)
 from sparsefold.compiler.lowering import Lowering
 from sparsefold.compiler.outputs import AppendOut, BufferOut, DenseOut, ScatterOut
 from sparsefold.compiler.plans import CoiterPlan, ContractPlan, DensePlan, StreamPlan
-from sparsefold.compiler.results import combine_zero, compress, from_dense, trim, wrap
 from sparsefold.compiler.values import Values
 from sparsefold.compiler.workspace import SORT_HELPER, Workspace
 from sparsefold.spec import sizes as sz
-from sparsefold.spec.compute import Input
+from sparsefold.spec.compute import Input, Reduce
 from sparsefold.spec.errors import InternalError, InvalidData
 from sparsefold.spec.formats import Format
+from sparsefold.spec.functions import get_monoid
 from sparsefold.spec.ir import Node, ShapeOp
 from sparsefold.spec.printer import show_program, topological
+from sparsefold.storage.binding import bind_sizes
+from sparsefold.storage.dense import dense_operand
+from sparsefold.storage.levels import sparse_levels
+from sparsefold.storage.results import compress, from_dense, wrap_levels
 
-__all__ = ["StageKernel", "NotFinite", "TooLarge", "memory_limit", "bind_sizes"]
+__all__ = ["StageKernel", "NotFinite", "TooLarge", "memory_limit"]
 
 _INT32_MAX = 2**31 - 1
 _INT64_MAX = 2**63 - 1
@@ -112,6 +119,11 @@ class StageKernel:
         self._extent_fn = sz.python_function(
             (sz.product(red.node.arg.shape[d] for d in red.node.axes),) if red else ())
         self._requires_fn = sz.python_function(tuple(self.requires))
+        # max/min (no identity) have no value over nothing: checked once sizes are bound
+        self._empty_reductions = [n for n in topological(program) if isinstance(n, Reduce)
+                                  and get_monoid(n.monoid).identity is None]
+        self._reduced_fn = sz.python_function(tuple(n.extent()
+                                                    for n in self._empty_reductions))
         self._free_extents = [sz.python_function(tuple(size for _, size in piece.free))
                               for piece in plan.pieces]
         self._variants: dict[tuple, tuple[str, list, Any]] = {}
@@ -204,10 +216,10 @@ class StageKernel:
         index_dtypes: dict[str, dict[str, np.dtype]] = {}
         for inp in self.inputs:
             if inp.format.is_dense:
-                prepared[inp.name] = {"dense": runtime.dense_operand(values[inp.name],
+                prepared[inp.name] = {"dense": dense_operand(values[inp.name],
                                                                      inp.dtype, inp.name)}
             else:
-                levels = runtime.sparse_levels(values[inp.name], inp, inp.name,
+                levels = sparse_levels(values[inp.name], inp, inp.name,
                                                rows_in_kernel=True)
                 prepared[inp.name] = levels
                 index_dtypes[inp.name] = {k: v.dtype for k, v in levels.items() if k != "val"}
@@ -252,13 +264,16 @@ class StageKernel:
     def bind(self, values, env: dict[str, int] | None = None) -> dict[str, int]:
         """Sizes from the inputs' shapes (extending ``env``, the sizes an earlier stage
         bound), then int64 extents and preconditions checked."""
-        env = bind_sizes(self.inputs, values, dict(env or {}))
+        env = bind_sizes(self.inputs, values, env)
         if any(e > _INT64_MAX for e in self._extents_fn(env)):
             raise InvalidData(f"sizes {env} make an array of more than 2**63 - 1 elements; "
                               f"coordinates would overflow int64")
-        if self.requires and not all(self._requires_fn(env)):
-            raise InvalidData(f"a precondition of the program fails for sizes {env}: "
-                              f"{' and '.join(map(str, self.requires))}")
+        for node, extent in zip(self._empty_reductions, self._reduced_fn(env)):
+            node.check_extent(extent)
+        if self.requires and not all(self._requires_fn(env)):  # the interpreter's wording
+            failed = [str(r) for r, ok in zip(self.requires, self._requires_fn(env)) if not ok]
+            raise InvalidData(f"its precondition on sizes ({' and '.join(failed)}) does not "
+                              f"hold; sizes {dict(sorted(env.items()))}")
         return env
 
     def _variant(self, key, index_dtypes, out_index):
@@ -349,8 +364,8 @@ class StageKernel:
                 order = np.lexsort(crds[::-1]) if n > 1 else np.arange(n)
             val = val[order]
             crds = [c[order] for c in crds]
-            return wrap(self.fmt, shape, val, compress(crds, self.fmt, shape, out_index),
-                        library)
+            return wrap_levels(self.fmt, shape, val,
+                               compress(crds, self.fmt, shape, out_index), library)
         # outputs were allocated for an upper bound of entries: give the rest back
         val = trim(outputs["val"], n)
         if a == "scatter":
@@ -365,37 +380,23 @@ class StageKernel:
             else:
                 arrays = {k: (trim(v, n) if k.startswith("crd") else v)
                           for k, v in arrays.items()}
-        return wrap(self.fmt, shape, val, arrays, library)
+        return wrap_levels(self.fmt, shape, val, arrays, library)
 
 
-def bind_sizes(inputs, values, env: dict[str, int]) -> dict[str, int]:
-    """Size symbols bound by matching each input's declared shape with its array's; a
-    symbol bound twice must agree; a size expression is checked once all are bound."""
-    derived = []
-    for inp in inputs:
-        if inp.name not in values:
-            raise InvalidData(f"no array was given for input {inp.name!r}")
-        shape = tuple(values[inp.name].shape)
-        if len(shape) != inp.ndim:
-            raise InvalidData(f"input {inp.name!r}: expected {inp.ndim}-d, found {shape}")
-        for declared, n in zip(inp.shape, shape):
-            if n < 0:
-                raise InvalidData(f"input {inp.name!r}: negative size in shape {shape}")
-            if isinstance(declared, sz.Sym):
-                if env.setdefault(declared.name, n) != n:
-                    raise InvalidData(f"size {declared.name} is {env[declared.name]} "
-                                      f"elsewhere but {n} in input {inp.name!r}")
-            elif isinstance(declared, sz.Const):
-                if declared.value != n:
-                    raise InvalidData(f"input {inp.name!r}: expected shape "
-                                      f"{tuple(map(str, inp.shape))}, found {shape}")
-            else:  # a size expression: checked once every symbol is bound
-                derived.append((inp, declared, n, shape))
-    for inp, declared, n, shape in derived:
-        if int(sz.evaluate(declared, env)) != n:
-            raise InvalidData(f"input {inp.name!r}: expected shape "
-                              f"{tuple(map(str, inp.shape))}, found {shape}")
-    return env
+def trim(arr: np.ndarray, n: int) -> np.ndarray:
+    """The first ``n`` entries of an output buffer we allocated and nobody else references:
+    shrunk in place (``realloc``), so a result does not hold on to its upper-bound size —
+    a strided slice keeps a quarter of its input's entries, not all of them."""
+    if arr.shape[0] > n:
+        arr.resize(n, refcheck=False)
+    return arr
+
+
+def combine_zero(monoid, out: np.ndarray, missing: np.ndarray) -> None:
+    """``out[missing] = monoid(out[missing], 0)``, NumPy's semantics (NaN propagates): the
+    cells whose reduction also covers implicit zeros."""
+    if missing.any():
+        out[missing] = get_monoid(monoid).combine(out[missing], np.zeros((), out.dtype))
 
 
 def _unit_last_stride(arr: np.ndarray) -> bool:
@@ -424,7 +425,7 @@ def _rows_skipped(plan: StreamPlan, program: Node, fmt: Format) -> bool:
     """Might a row-driven plan leave source rows unread (a row guard, or a piece whose leaf
     has another number of rows than the output)? Then the entry bound (all stored entries)
     can be far above what is written, and the kernel counts first."""
-    row = f"_k{fmt.mode_order[0]}"
+    row = sz.out_coord(fmt.mode_order[0]).name
     for piece in plan.pieces:
         rows = piece.leaf.shape[piece.leaf.format.mode_order[0]]
         if not sz.definitely_equal(rows, program.shape[fmt.mode_order[0]]) or \

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sparsefold.spec.compute import Input, Literal, Map
+from sparsefold.spec.functions import zero_preserving
 from sparsefold.spec.ir import Node
 from sparsefold.spec.printer import topological
 
@@ -80,12 +81,9 @@ def zero_where(node: Map, zero_positions: set[int]) -> bool:
 
 def _zero_at(node: Map, zero_positions: set[int]) -> bool:
     """The function at zeros (of the argument dtypes) and its literal arguments is 0."""
-    vals = [np.zeros((), a.dtype) if d in zero_positions else
-            (a.value if a.weak else np.asarray(a.value, a.dtype))
-            for d, a in enumerate(node.args)]
-    with np.errstate(all="ignore"):
-        out = node.fn.impl(*vals)
-    return bool(np.all(np.asarray(out) == 0))
+    return zero_preserving(node.fn, [a.dtype if d in zero_positions else
+                                     (a.value if a.weak else np.asarray(a.value, a.dtype))
+                                     for d, a in enumerate(node.args)])
 
 
 def build(root: Node, operands: dict[Node, int], *, exact: bool = False) -> Lattice:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import numpy as np
 
 from sparsefold.compiler.bounds import read_coordinate
-from sparsefold.compiler.cursors import conjuncts
 from sparsefold.compiler.loops import INT, Bin, Expr, Lit, Load, Not, Var
 from sparsefold.compiler.lower_stream import coordinate_symbols, row_guards
 from sparsefold.compiler.lowering import Lowering
@@ -23,6 +22,7 @@ from sparsefold.compiler.outputs import DenseOut
 from sparsefold.compiler.plans import ContractPlan, Operand
 from sparsefold.compiler.values import Values, convert, index
 from sparsefold.compiler.workspace import Workspace
+from sparsefold.spec import sizes as sz
 
 __all__ = ["lower_contract", "lower_contract_count", "contract_sizes"]
 
@@ -47,8 +47,8 @@ class _Rows:
             arrays = self.low.leaf(leaf)
             a, c = leaf.format.mode_order
             tag = f"{self.tag}{n if len(self.operand.pieces) > 1 else ''}"
-            env_row = {"_k0": r}
-            owned = [index(g, env_row) for g in row_guards(piece, "_k0")]
+            env_row = sz.out_binding((r,))
+            owned = [index(g, env_row) for g in row_guards(piece, sz.out_coord(0).name)]
             cms = []
             for g in owned:
                 cm = b.if_(g)
@@ -56,9 +56,9 @@ class _Rows:
                 cms.append(cm)
             src, q, inner = b.fresh(f"s_{tag}"), b.fresh(f"q_{tag}"), b.fresh(f"i_{tag}")
             b.assign(src, index(piece.backward[a], env_row))
-            env = {f"_i{a}": src, f"_i{c}": inner}
-            guards = [g for g in conjuncts(piece.guard)
-                      if not coordinate_symbols(g) <= {f"_i{a}"}]
+            env = {sz.in_coord(a).name: src, sz.in_coord(c).name: inner}
+            guards = [g for g in sz.conjuncts(piece.guard)
+                      if not coordinate_symbols(g) <= {sz.in_coord(a).name}]
             with b.loop(q, Load(arrays.pos[1], src), Load(arrays.pos[1], src + 1)):
                 read_coordinate(b, self.low.sites, leaf, 1, arrays.crd[1], q, inner)
                 for g in guards:

@@ -21,9 +21,7 @@ from __future__ import annotations
 
 from sparsefold.compiler.bounds import copy_coordinates, read_coordinate
 from sparsefold.compiler.cnames import ctype
-from sparsefold.compiler.cursors import conjuncts
-from sparsefold.compiler.loops import (INT, Bin, Expr, Lit, Load, Memcpy, Not, Store, Var,
-                                       cast)
+from sparsefold.compiler.loops import INT, Bin, Expr, Lit, Load, Memcpy, Not, Store, Var, cast
 from sparsefold.compiler.lowering import Lowering
 from sparsefold.compiler.outputs import AppendOut, Assembler, DenseOut
 from sparsefold.compiler.streams import StreamPiece
@@ -50,7 +48,7 @@ class _LoopNest:
     def __init__(self, low: Lowering, piece: StreamPiece):
         self.low = low
         self.bound: set[str] = set()
-        self.guards = conjuncts(piece.guard)
+        self.guards = sz.conjuncts(piece.guard)
         self.coords = list(piece.coords)
         self.coord_vars: list[Expr | None] = [None] * len(piece.coords)
         self.env: dict[str, Expr] = {}
@@ -176,7 +174,7 @@ def _innermost_level(piece: StreamPiece) -> int | None:
     if piece.free or piece.leaf.format.is_dense:
         return None
     levels = piece.leaf.format.levels
-    iterating = [l for l, lv in enumerate(levels) if lv.full or lv.has_pos]
+    iterating = [li for li, lv in enumerate(levels) if lv.full or lv.has_pos]
     return iterating[-1] if iterating else None
 
 
@@ -188,7 +186,7 @@ def _register_applies(piece: StreamPiece, asm) -> bool:
     if z is None:
         return False
     fmt = piece.leaf.format
-    outer = {f"_i{fmt.mode_order[l]}" for l in range(z)}
+    outer = {sz.in_coord(fmt.mode_order[li]).name for li in range(z)}
     return all(coordinate_symbols(c) <= outer for c in piece.coords)
 
 
@@ -217,25 +215,25 @@ def _open_leaf_loops(low: Lowering, piece: StreamPiece, nest: _LoopNest, loops: 
         return v
     arrays = low.leaf(leaf)
     parent: Expr = Lit("0", INT)
-    for l, level in enumerate(leaf.format.levels):
-        mode = leaf.format.mode_order[l]
+    for li, level in enumerate(leaf.format.levels):
+        mode = leaf.format.mode_order[li]
         coord = b.fresh(f"i{mode}")
-        pos = b.fresh(f"q{l}")
+        pos = b.fresh(f"q{li}")
         if level.full:
             size = index(leaf.shape[mode])
             loops.open(b.loop(coord, 0, size))
             nest.in_loop = True
             b.assign(pos, coord if _is_zero(parent) else Bin("+", Bin("*", parent, size), coord))
         elif level.has_pos:
-            p = arrays.pos[l]
-            if register is not None and l == _innermost_level(piece):
+            p = arrays.pos[li]
+            if register is not None and li == _innermost_level(piece):
                 register.start(loops)
             loops.open(b.loop(pos, Load(p, parent), Load(p, parent + 1)))
             nest.in_loop = True
-            read_coordinate(b, low.sites, leaf, l, arrays.crd[l], pos, coord)
+            read_coordinate(b, low.sites, leaf, li, arrays.crd[li], pos, coord)
         else:  # singleton: one coordinate at the parent's position
             pos = parent
-            read_coordinate(b, low.sites, leaf, l, arrays.crd[l], pos, coord)
+            read_coordinate(b, low.sites, leaf, li, arrays.crd[li], pos, coord)
         nest.bind(names[mode].name, coord)
         parent = pos
     return Load(arrays.val, parent)
@@ -253,16 +251,16 @@ def row_loop_applies(pieces: tuple[StreamPiece, ...], out_order: tuple[int, ...]
     every piece guard must talk about the row or about the rest, never both."""
     if len(out_order) != 2:
         return False
-    row = f"_k{out_order[0]}"
+    row = sz.out_coord(out_order[0]).name
     for p in pieces:
         lv = p.leaf.format.levels
         if p.free or p.leaf.format.is_dense or len(lv) != 2 or not lv[0].full:
             return False
         a = p.leaf.format.mode_order[0]
         if not coordinate_symbols(p.backward[a]) <= {row} or \
-                not coordinate_symbols(p.coords[out_order[0]]) <= {f"_i{a}"}:
+                not coordinate_symbols(p.coords[out_order[0]]) <= {sz.in_coord(a).name}:
             return False
-        for g in conjuncts(p.out_guard):
+        for g in sz.conjuncts(p.out_guard):
             syms = coordinate_symbols(g)
             if row in syms and len(syms) > 1:
                 return False
@@ -271,7 +269,7 @@ def row_loop_applies(pieces: tuple[StreamPiece, ...], out_order: tuple[int, ...]
 
 def row_guards(piece: StreamPiece, row: str) -> list[sz.Expr]:
     """The conjuncts of a piece's output guard that decide which output rows it owns."""
-    return [g for g in conjuncts(piece.out_guard) if row in sz.free_symbols(g)]
+    return [g for g in sz.conjuncts(piece.out_guard) if row in sz.free_symbols(g)]
 
 
 def _source_row(low: Lowering, piece: StreamPiece, row: str, r: Var, loops: _Loops) -> Var:
@@ -293,7 +291,7 @@ def lower_rows(low: Lowering, pieces: tuple[StreamPiece, ...], out_order, out_sh
     output is appended in storage order (e.g. hstack of CSR: rows interleave pieces)."""
     b = low.b
     r = b.fresh("r")
-    row = f"_k{out_order[0]}"
+    row = sz.out_coord(out_order[0]).name
     with b.block("row-driven loop: output rows outermost; each piece contributes its source "
                  "row (backward map), in piece order"):
         with b.loop(r, 0, index(out_shape[out_order[0]])):
@@ -312,9 +310,9 @@ def _row_piece(low, piece, out_order, r, row, asm, values) -> None:
     nest = _LoopNest(low, piece)
     # forward guards on the source row alone hold by construction here: the row was read
     # back through the backward map from an output row this piece owns
-    nest.guards = [g for g in nest.guards if not coordinate_symbols(g) <= {f"_i{a}"}]
-    nest.bind(f"_i{a}", src)
-    shift = _segment_shift(piece, nest, asm, out_order[1], f"_i{c}")
+    nest.guards = [g for g in nest.guards if not coordinate_symbols(g) <= {sz.in_coord(a).name}]
+    nest.bind(sz.in_coord(a).name, src)
+    shift = _segment_shift(piece, nest, asm, out_order[1], sz.in_coord(c).name)
     if shift is not None:
         _segment_copy(low, leaf, arrays, asm, src, shift)
         loops.close()
@@ -323,7 +321,7 @@ def _row_piece(low, piece, out_order, r, row, asm, values) -> None:
     loops.open(b.loop(q, Load(arrays.pos[1], src), Load(arrays.pos[1], src + 1)))
     nest.in_loop = True
     read_coordinate(b, low.sites, leaf, 1, arrays.crd[1], q, coord)
-    nest.bind(f"_i{c}", coord)
+    nest.bind(sz.in_coord(c).name, coord)
     v: Expr = Load(arrays.val, q)
     for layer in piece.layers:
         coords = tuple(index(x, nest.env) for x in layer.coords)
@@ -341,7 +339,7 @@ def lower_row_count(low: Lowering, pieces: tuple[StreamPiece, ...], out_order,
     buffers that ``run`` then refuses to fill)."""
     b = low.b
     r, total = b.fresh("r"), b.fresh("total")
-    row = f"_k{out_order[0]}"
+    row = sz.out_coord(out_order[0]).name
     b.assign(total, Lit("0", INT))
     with b.loop(r, 0, index(out_shape[out_order[0]])):
         for piece in pieces:
@@ -400,7 +398,7 @@ def bulk_shifts(piece: StreamPiece, fmt, dtype) -> tuple[sz.Expr, ...] | None:
     shifts = []
     for level in range(len(kinds)):
         c = piece.coords[fmt.mode_order[level]]
-        var = f"_i{leaf.format.mode_order[level]}"
+        var = sz.in_coord(leaf.format.mode_order[level]).name
         shift = sz.substitute(c, {var: 0})
         if coordinate_symbols(shift) or not sz.definitely_equal(c, sz.add(sz.Sym(var), shift)):
             return None

@@ -1,7 +1,7 @@
 """What every lowering shares: the statement builder, the kernel's parameters and its
 in-kernel checks, and how input arrays are addressed.
 
-A sparse input's level arrays (``pos<l>``, ``crd<l>``) and values, a dense input's element-0
+A sparse input's level arrays (``pos<li>``, ``crd<li>``) and values, a dense input's element-0
 address and element strides, each size symbol and each output array become parameters of
 the kernel's functions; :class:`Lowering` registers each once, in first-use order, with the
 ``source`` that tells the runtime where to find it.
@@ -15,8 +15,19 @@ import numpy as np
 
 from sparsefold.compiler.bounds import Sites
 from sparsefold.compiler.cnames import array_var, index_ctype, size_var, storage_ctype
-from sparsefold.compiler.loops import (INT, Array, Builder, Expr, Function, Lit, Load, Param,
-                                       Raise, variables, walk_stmts)
+from sparsefold.compiler.loops import (
+    INT,
+    Array,
+    Builder,
+    Expr,
+    Function,
+    Lit,
+    Load,
+    Param,
+    Raise,
+    variables,
+    walk_stmts,
+)
 from sparsefold.compiler.values import index
 from sparsefold.spec.compute import Input
 from sparsefold.spec.ir import Node, ShapeOp
@@ -28,7 +39,7 @@ __all__ = ["Lowering", "LeafArrays", "size_symbols"]
 
 @dataclass(frozen=True)
 class LeafArrays:
-    """The typed arrays of one sparse input: ``pos[l]``/``crd[l]`` per level (None where
+    """The typed arrays of one sparse input: ``pos[li]``/``crd[li]`` per level (None where
     the level has none) and ``val``."""
 
     leaf: Input
@@ -95,13 +106,13 @@ class Lowering:
             return hit
         pos, crd = [], []
         dtypes = self.index_dtypes[leaf.name]
-        for l, level in enumerate(leaf.format.levels):
+        for li, level in enumerate(leaf.format.levels):
             for part, present, out in (("pos", level.has_pos, pos), ("crd", level.has_crd, crd)):
                 if present:
-                    name = array_var(leaf.name, f"{part}{l}")
-                    ct = index_ctype(dtypes[f"{part}{l}"])
+                    name = array_var(leaf.name, f"{part}{li}")
+                    ct = index_ctype(dtypes[f"{part}{li}"])
                     out.append(self._param(Param(name, "array", ("input", leaf.name,
-                                                                 f"{part}{l}"), ct)).array)
+                                                                 f"{part}{li}"), ct)).array)
                 else:
                     out.append(None)
         val = self._param(Param(array_var(leaf.name, "val"), "array",

@@ -26,8 +26,8 @@ import numpy as np
 
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input, Literal, Map, Reduce
-from sparsefold.spec.functions import get_function
 from sparsefold.spec.errors import InternalError
+from sparsefold.spec.functions import get_function
 from sparsefold.spec.ir import Node, ShapeOp
 from sparsefold.spec.ops_axes import BroadcastTo, ExpandDims, PermuteDims, Squeeze
 from sparsefold.spec.ops_index import Pad

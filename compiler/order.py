@@ -5,10 +5,12 @@ leaf's storage order (free broadcast variables innermost), the stream is *ordere
 
     e before e'  ⇒  key(e) <lex key(e')
 
-where ``key`` is the entry's output coordinates permuted into the output's storage order.
-Both sides are built from the composed forward maps (``streams.py``), so the proof is about
-exactly the loops that will run. The query is the negation, over symbolic sizes (Int ≥ 0),
-leaf coordinates in bounds and guards true; ``unsat`` proves order. ``sat`` or ``unknown``
+where ``key`` is the entry's output coordinates permuted into the output's storage order —
+the order property as ``spec.order`` states it (the verifier proves the same property of
+every operator entry). Both sides are built from the composed forward maps
+(``streams.py``), so the proof is about exactly the loops that will run. The query is the
+negation, over symbolic sizes (Int ≥ 0), leaf coordinates in bounds and guards true, read
+into Z3 by ``spec.sizes_z3``; ``unsat`` proves order. ``sat`` or ``unknown``
 (deterministic ``rlimit``) means "not proved": the compiler then uses the sorting fallback,
 which is always correct — so an unknown costs speed, never correctness.
 
@@ -18,79 +20,62 @@ Results are cached per stream structure (sizes stay symbolic, so one proof serve
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 
 import z3
 
 from sparsefold.compiler.streams import StreamPiece
 from sparsefold.spec import sizes as sz
-from sparsefold.verify.z3_reading import Z3_TABLE, as_int
+from sparsefold.spec.order import Entry, arrives_in_order
+from sparsefold.spec.sizes_z3 import Reading
 
 __all__ = ["stream_is_ordered", "stream_is_row_ordered", "prune_guards", "RLIMIT"]
 
 RLIMIT = 2_000_000  # deterministic resource limit per query (not a wall-clock timeout)
 
-def _term(e: sz.Expr, env: dict[str, z3.ArithRef]):
-    """An integer Z3 term, through verify's Z3 reading of the size table."""
-    def leaf(x):
-        if isinstance(x, sz.Const):
-            return z3.IntVal(x.value)
-        if x.name not in env:
-            env[x.name] = z3.Int(x.name)
-        return env[x.name]
-    return as_int(sz.read(e, Z3_TABLE, leaf))
+
+def _reading() -> Reading:
+    # Z3's main context: these queries are small, and one context keeps their terms shared
+    return Reading("direct", ctx=z3.main_ctx())
 
 
-def _lex_lt(a, b):
-    if not a:
-        return z3.BoolVal(False)
-    return z3.Or(a[0] < b[0], z3.And(a[0] == b[0], _lex_lt(a[1:], b[1:])))
-
-
-def _instance(piece: StreamPiece, tag: str, sizes: dict[str, z3.ArithRef], out_order):
-    """Z3 terms for one entry of ``piece``: (iteration key, output key, constraints)."""
-    ren = {f"_i{d}": sz.Sym(f"_i{d}{tag}") for d in range(piece.leaf.ndim)}
+def _entry(piece: StreamPiece, tag: str, out_order: tuple[int, ...]) -> Entry:
+    """One entry of ``piece`` (its symbols renamed with ``tag``): iteration key (the leaf's
+    levels in storage order, then the free variables), output key in storage order, and
+    its domain (coordinates in bounds, guard true)."""
+    ren = {sz.in_coord(d).name: sz.Sym(f"{sz.in_coord(d).name}{tag}")
+           for d in range(piece.leaf.ndim)}
     ren.update({name: sz.Sym(f"{name}{tag}") for name, _ in piece.free})
-    env = dict(sizes)
-    cons = []
-    it = []
+    iteration, domain = [], []
+    fmt = piece.leaf.format
     for level_no in range(piece.leaf.ndim):
-        mode = piece.leaf.format.mode_order[level_no] if not piece.leaf.format.is_dense \
-            else level_no
-        v = _term(ren[f"_i{mode}"], env)
-        n = _term(piece.leaf.shape[mode], env)
-        cons += [v >= 0, v < n]
-        it.append(v)
+        mode = fmt.mode_order[level_no] if not fmt.is_dense else level_no
+        v = ren[sz.in_coord(mode).name]
+        iteration.append(v)
+        domain.append(sz.lt(v, piece.leaf.shape[mode]))
     for name, size in piece.free:
-        v = _term(ren[name], env)
-        cons += [v >= 0, v < _term(size, env)]
-        it.append(v)
-    cons.append(_term(sz.substitute(piece.guard, ren), env) != 0)
-    coords = [_term(sz.substitute(c, ren), env) for c in piece.coords]
-    key = [coords[m] for m in out_order]
-    return it, key, cons
+        iteration.append(ren[name])
+        domain.append(sz.lt(ren[name], size))
+    domain.append(sz.substitute(piece.guard, ren))
+    coords = [sz.substitute(c, ren) for c in piece.coords]
+    return Entry(tuple(iteration), tuple(coords[m] for m in out_order), tuple(domain))
 
 
 @functools.lru_cache(maxsize=1024)
 def _ordered(pieces: tuple[StreamPiece, ...], out_order: tuple[int, ...],
              same_outer: bool = False) -> bool:
-    sizes: dict[str, z3.ArithRef] = {}
-    names = set()
-    for p in pieces:
-        for e in (*p.leaf.shape, p.guard, *p.coords, *(size for _, size in p.free)):
-            names |= {s for s in sz.free_symbols(e) if not s.startswith("_")}
-    for s in names:
-        sizes[s] = z3.Int(s)
     for a in range(len(pieces)):
         for b in range(a, len(pieces)):
-            it1, key1, c1 = _instance(pieces[a], "a", sizes, out_order)
-            it2, key2, c2 = _instance(pieces[b], "b", sizes, out_order)
-            before = _lex_lt(it1, it2) if a == b else z3.BoolVal(True)
-            solver = z3.Solver()
-            solver.set("rlimit", RLIMIT)
-            solver.add(*[v >= 0 for v in sizes.values()], *c1, *c2, before,
-                       z3.Not(_lex_lt(key1, key2)))
+            first, second = _entry(pieces[a], "a", out_order), _entry(pieces[b], "b", out_order)
+            assumptions, goal = arrives_in_order(first, second, same_source=a == b)
             if same_outer:
-                solver.add(key1[0] == key2[0])
+                assumptions += (sz.eq(first.key[0], second.key[0]),)
+            rd = _reading()
+            facts = [rd.pred(x) for x in assumptions]
+            negated = z3.Not(rd.pred(goal))
+            solver = z3.Solver(ctx=rd.ctx)
+            solver.set("rlimit", RLIMIT)
+            solver.add(*rd.nonneg, *facts, negated)  # every size and coordinate is >= 0
             if solver.check() != z3.unsat:
                 return False
     return True
@@ -111,31 +96,24 @@ def stream_is_row_ordered(pieces: tuple[StreamPiece, ...], out_order: tuple[int,
 
 @functools.lru_cache(maxsize=4096)
 def _prune(piece: StreamPiece) -> StreamPiece:
-    from dataclasses import replace
-    from sparsefold.compiler.cursors import conjuncts as _conjuncts
-    conj = _conjuncts(piece.guard)
+    conj = sz.conjuncts(piece.guard)
     if not conj:
         return piece
-    sizes: dict[str, z3.ArithRef] = {}
-    exprs = list(piece.leaf.shape) + conj + [size for _, size in piece.free]
-    for e in exprs:
-        for s in sz.free_symbols(e):
-            if not s.startswith("_"):
-                sizes[s] = z3.Int(s)
-    env = dict(sizes)
-    domain = [v >= 0 for v in sizes.values()]
+    rd = _reading()
+    domain = []
     for d, n in enumerate(piece.leaf.shape):
-        v = _term(sz.Sym(f"_i{d}"), env)
-        domain += [v >= 0, v < _term(n, env)]
+        v = rd.int(sz.in_coord(d))
+        domain += [v >= 0, v < rd.int(n)]
     for name, size in piece.free:
-        v = _term(sz.Sym(name), env)
-        domain += [v >= 0, v < _term(size, env)]
+        v = rd.int(sz.Sym(name))
+        domain += [v >= 0, v < rd.int(size)]
     kept = list(conj)
     for g in conj:
         others = [c for c in kept if c is not g]
-        solver = z3.Solver()
+        solver = z3.Solver(ctx=rd.ctx)
         solver.set("rlimit", RLIMIT)
-        solver.add(*domain, *[_term(c, env) != 0 for c in others], _term(g, env) == 0)
+        solver.add(*domain, *[rd.int(c) != 0 for c in others], rd.int(g) == 0)
+        solver.add(*[v >= 0 for name, v in rd.vars.items() if not name.startswith("_")])
         if solver.check() == z3.unsat:
             kept = others
     return replace(piece, guard=sz.and_(*kept))

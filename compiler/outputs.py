@@ -121,19 +121,11 @@ class DenseOut(Assembler):
                    ctype(self.dtype))
 
 
-def start_value(monoid: str, dt: np.dtype):
-    """The start value of a reduction over stored entries (max/min: the dtype's extreme,
-    so the first entry wins; the runtime combines with 0 where entries are missing)."""
-    m = get_monoid(monoid)
-    if m.identity is not None:
-        return m.identity
-    dt = np.dtype(dt)
-    if dt.kind == "b":
-        return monoid == "min"
-    if dt.kind == "f":
-        return -np.inf if monoid == "max" else np.inf
-    info = np.iinfo(dt)
-    return info.min if monoid == "max" else info.max
+def start_value(monoid, dt: np.dtype):
+    """Where a reduction over stored entries starts (the spec monoid's ``start``: its
+    identity, or max/min's extreme of the dtype, which every entry replaces); the runtime
+    combines with 0 where entries are missing."""
+    return get_monoid(monoid).start(np.dtype(dt))
 
 
 __all__.append("start_value")
@@ -157,10 +149,10 @@ class AppendOut(Assembler):
         b = low.b
         for v in (self.n, self.m, self.cur):
             b.reserve(v.name)
-        self.crd = {l: low.out(f"crd{l}", self.ix) for l, k in enumerate(self.kinds)
+        self.crd = {li: low.out(f"crd{li}", self.ix) for li, k in enumerate(self.kinds)
                     if k != "full"}
-        self.pos = {l: low.out(f"pos{l}", self.ix) for l, k in enumerate(self.kinds)
-                    if k == "pos" and l > 0}
+        self.pos = {li: low.out(f"pos{li}", self.ix) for li, k in enumerate(self.kinds)
+                    if k == "pos" and li > 0}
         self.val = low.out("val", storage_ctype(self.dtype))
         b.assign(self.n, Lit("0", INT))
         b.assign(self.m, Lit("0", INT))
@@ -185,8 +177,8 @@ class AppendOut(Assembler):
             out["pos1"] = ((parents + 1,), ix, None)
             out["crd1"] = ((capacity,), ix, None)
         else:
-            for l in range(len(self.kinds)):
-                out[f"crd{l}"] = ((capacity,), ix, None)
+            for li in range(len(self.kinds)):
+                out[f"crd{li}"] = ((capacity,), ix, None)
         return out
 
     def emit(self, low, coords, value):
@@ -201,9 +193,9 @@ class AppendOut(Assembler):
                 b.store(self.crd[0], self.m, cast(ix, s[0]))
                 b.store(self.pos[1], self.m, cast(ix, n))
                 b.assign(self.m, self.m + 1)
-        for l, c in enumerate(s):
-            if l in self.crd and not (self.kinds == ("pos", "pos") and l == 0):
-                b.store(self.crd[l], n, cast(ix, c))
+        for li, c in enumerate(s):
+            if li in self.crd and not (self.kinds == ("pos", "pos") and li == 0):
+                b.store(self.crd[li], n, cast(ix, c))
         b.store(self.val, n, convert(value, self.dtype))
         b.assign(n, n + 1)
 
@@ -242,21 +234,21 @@ class BufferOut(AppendOut):
     def allocation(self, shape, capacity):
         ix = np.dtype(_INDEX[self.ix])
         out = {"val": ((capacity,), self.dtype, None)}
-        for l in range(len(self.shape)):
-            out[f"crd{l}"] = ((capacity,), ix, None)
+        for li in range(len(self.shape)):
+            out[f"crd{li}"] = ((capacity,), ix, None)
         return out
 
     def prologue(self, low):
         low.b.reserve("n")
-        self.crd = {l: low.out(f"crd{l}", self.ix) for l in range(len(self.shape))}
+        self.crd = {li: low.out(f"crd{li}", self.ix) for li in range(len(self.shape))}
         self.val = low.out("val", storage_ctype(self.dtype))
         low.b.assign(self.n, Lit("0", INT))
         low.b.assign(self.m, Lit("0", INT))
 
     def emit(self, low, coords, value):
         b, n = low.b, self.n
-        for l, c in enumerate(self.storage(coords)):
-            b.store(self.crd[l], n, cast(self.ix, c))
+        for li, c in enumerate(self.storage(coords)):
+            b.store(self.crd[li], n, cast(self.ix, c))
         b.store(self.val, n, convert(value, self.dtype))
         b.assign(n, n + 1)
 

@@ -4,7 +4,8 @@
                                         │
                                         └─ NeedsStage: compute a part first (a stage)
 
-* **optimize** — rewrite rules whose Z3 proofs succeeded.
+* **optimize** — catalog rules whose instances the given prover accepts (``optimize.py``;
+  ``sf.jit`` passes ``sparsefold.verify``'s cached proofs).
 * **normalize** — shape operators below elementwise maps; broadcasts explicit
   (``normalize.py``).
 * **plan** — ``planner.py``: a stream, a co-iteration under a merge lattice, a contraction,
@@ -24,34 +25,29 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+import numpy as np
+
 from sparsefold.compiler.cnames import check_compilable_dtype
-from sparsefold.compiler.kernel import NotFinite, StageKernel, bind_sizes
+from sparsefold.compiler.kernel import NotFinite, StageKernel
 from sparsefold.compiler.normalize import normalize, replace_operand
+from sparsefold.compiler.optimize import Prover, optimize
 from sparsefold.compiler.planner import NeedsStage, plan
+from sparsefold.compiler.planner import dense_valued as planner_dense_valued
 from sparsefold.compiler.plans import CoiterPlan
-from sparsefold.compiler.results import OUT_FORMATS, out_format
-from sparsefold.spec.compute import Input
 from sparsefold.spec import sizes as sz
+from sparsefold.spec.compute import Input
 from sparsefold.spec.errors import IllFormedProgram, InternalError, InvalidData
 from sparsefold.spec.formats import Format, named_format
 from sparsefold.spec.ir import Node
 from sparsefold.spec.ops_axes import PermuteDims
 from sparsefold.spec.printer import topological
+from sparsefold.storage.binding import bind_sizes
+from sparsefold.storage.levels import index_dtypes_of, sparse_levels
+from sparsefold.storage.results import out_format
 
-__all__ = ["Kernel", "optimize", "OUT_FORMATS", "out_format"]
+__all__ = ["Kernel", "dense_valued"]
 
 MAX_STAGES = 16
-
-
-def optimize(program: Node) -> Node:
-    """Pass 1: rewrite with the rules whose proofs succeeded (``verify.rewrite``; proofs are
-    cached per process). The result has the same shape, dtype and inputs."""
-    from sparsefold.verify import rewrite
-    out = rewrite(program)
-    if out.shape != program.shape or out.dtype != program.dtype:
-        raise InternalError(f"optimize changed {program.dtype}{program.shape} into "
-                            f"{out.dtype}{out.shape}")
-    return out
 
 
 def _natural_format(ndim: int, order: tuple[int, ...]) -> Format:
@@ -66,12 +62,21 @@ def _natural_format(ndim: int, order: tuple[int, ...]) -> Format:
     return named_format("coo", ndim)
 
 
+def dense_valued(program: Node, assumed: tuple[sz.Expr, ...] = ()) -> bool:
+    """Is ``program``'s result dense-valued, as scipy's would be (``A @ x``, a reduction,
+    ``A + 1``)? (The front end's default output format follows it.)"""
+    with sz.assuming(tuple(assumed)):
+        return planner_dense_valued(normalize(program))
+
+
 class Kernel:
     """A compiled program for one output format: its stages, then the final kernel."""
 
-    def __init__(self, program: Node, out_name: str, *, exact: bool = False,
-                 optimized: bool = False, requires: tuple[sz.Expr, ...] = ()):
+    def __init__(self, program: Node, out_name: str, *, proved: Prover | None = None,
+                 exact: bool = False, optimized: bool = False,
+                 requires: tuple[sz.Expr, ...] = ()):
         self.source_program = program
+        self.proved = proved  # which rule instances optimize may apply (none: no rewrite)
         self.requires = tuple(requires)
         self._requires_fn = sz.python_function(self.requires)
         with sz.assuming(self.requires):
@@ -80,7 +85,7 @@ class Kernel:
     def _compile(self, program: Node, out_name: str, exact: bool, optimized: bool) -> None:
         self.out_name = out_name
         self.exact = exact
-        self.program = program if optimized else optimize(program)
+        self.program = program if optimized else optimize(program, self.proved)
         for n in topological(self.program):
             check_compilable_dtype(n.dtype, f"{type(n).__name__} {n.dtype}")
         self.fmt = out_format(out_name, self.program.ndim)
@@ -156,6 +161,26 @@ class Kernel:
         return PermuteDims(temp, inverse)
 
     # --- source ---------------------------------------------------------------------------
+    def source_for(self, values: dict[str, Any], out_index: str = "int32") -> str:
+        """The Cython this kernel runs on ``values`` (index widths as for these arrays,
+        int32 for temporaries; the output's as ``out_index``), every stage in the order they
+        run, without building anything."""
+        def dtypes(stage):
+            found = {}
+            for inp in stage.inputs:
+                if inp.format.is_dense:
+                    continue
+                if inp.name in values:
+                    found[inp.name] = index_dtypes_of(sparse_levels(values[inp.name], inp,
+                                                                    inp.name))
+                else:  # a temporary an earlier stage computes
+                    found[inp.name] = {f"{part}{lv}": np.dtype(np.int32)
+                                       for lv, level in enumerate(inp.format.levels)
+                                       for part, has in (("pos", level.has_pos),
+                                                         ("crd", level.has_crd)) if has}
+            return found
+        return "\n\n".join(self.sources(dtypes, out_index))
+
     def sources(self, index_dtypes_of, out_index: str = "int32") -> list[str]:
         """The Cython text of every stage, in the order they run; ``index_dtypes_of(stage)``
         gives a stage's index dtypes."""
@@ -167,7 +192,7 @@ class Kernel:
     # --- call -----------------------------------------------------------------------------
     def __call__(self, values: dict[str, Any], library: str = "scipy"):
         try:
-            env = bind_sizes(self.inputs, values, {}) if self.stages or self.requires \
+            env = bind_sizes(self.inputs, values) if self.stages or self.requires \
                 else None
             if self.requires and not all(self._requires_fn(env)):
                 # the trace assumed these sizes equal (sizes.assuming): reading on would

@@ -29,8 +29,7 @@ from sparsefold.compiler.lattice import build as build_lattice
 from sparsefold.compiler.lower_stream import bulk_shifts, row_loop_applies
 from sparsefold.compiler.order import prune_guards, stream_is_ordered, stream_is_row_ordered
 from sparsefold.compiler.outputs import appendable
-from sparsefold.compiler.plans import (CoiterPlan, DensePlan, Operand, Plan,
-                                       Reduction, StreamPlan)
+from sparsefold.compiler.plans import CoiterPlan, DensePlan, Operand, Plan, Reduction, StreamPlan
 from sparsefold.compiler.streams import NotAStream, finite_checks, is_locatable, stream_pieces
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Map, Reduce

@@ -22,10 +22,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input, Literal, Map, Reduce
+from sparsefold.spec.functions import zero_preserving
 from sparsefold.spec.ir import Node, ShapeOp
 from sparsefold.spec.ops_axes import BroadcastTo
 from sparsefold.spec.printer import topological
@@ -71,16 +70,11 @@ def is_locatable(node: Node) -> bool:
 
 def _zero_preserving(node: Map, driver: int) -> bool:
     """``f(..., 0 at driver, ...) == 0`` for every value the other arguments can take."""
-    fn = node.fn
     others = [a for d, a in enumerate(node.args) if d != driver]
     if all(isinstance(a, Literal) for a in others):
-        zeros = [np.zeros((), a.dtype) if d == driver else
-                 (a.value if a.weak else np.asarray(a.value, a.dtype))
-                 for d, a in enumerate(node.args)]
-        with np.errstate(all="ignore"):
-            out = fn.impl(*zeros)
-        return bool(np.all(np.asarray(out) == 0))
-    return driver in fn.annihilates
+        return zero_preserving(node.fn, [a.dtype if d == driver else a.typed_value()
+                                         for d, a in enumerate(node.args)])
+    return driver in node.fn.annihilates
 
 
 def stream_pieces(node: Node) -> tuple[StreamPiece, ...]:
@@ -109,7 +103,7 @@ def _through_shape_op(node: ShapeOp) -> tuple[StreamPiece, ...]:
 
 def _compose(node: ShapeOp, piece, sp: StreamPiece) -> StreamPiece:
     """``sp`` (a stream of the piece's operand) seen through the piece's forward map."""
-    env = {f"_i{d}": c for d, c in enumerate(sp.coords)}
+    env = sz.in_binding(sp.coords)
     free, coords = list(sp.free), []
     for d, f in enumerate(piece.forward):
         if f is None:  # broadcast: every coordinate of this axis receives the entry
@@ -119,7 +113,7 @@ def _compose(node: ShapeOp, piece, sp: StreamPiece) -> StreamPiece:
         else:
             coords.append(sz.substitute(f, env))
     guard = sz.and_(sp.guard, sz.substitute(piece.forward_guard, env))
-    back = {f"_k{d}": b for d, b in enumerate(piece.backward)}
+    back = sz.out_binding(piece.backward)
     backward = tuple(sz.substitute(b, back) for b in sp.backward)
     out_guard = sz.and_(piece.guard, sz.substitute(sp.out_guard, back))
     return StreamPiece(sp.leaf, tuple(coords), guard, tuple(free), sp.layers, backward,

@@ -18,8 +18,17 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from sparsefold.compiler.cnames import c_literal, ctype, size_var
-from sparsefold.compiler.loops import (INT, Builder, Expr, Lit, Template, Var, as_expr, cast,
-                                       variables)
+from sparsefold.compiler.loops import (
+    INT,
+    Builder,
+    Expr,
+    Lit,
+    Template,
+    Var,
+    as_expr,
+    cast,
+    variables,
+)
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input, Literal, Map, Reduce
 from sparsefold.spec.errors import IllFormedProgram, InternalError
@@ -83,44 +92,33 @@ def loop_dtypes(node: Map) -> tuple[tuple[np.dtype, ...], np.dtype]:
 
 
 def apply_function(node: Map, args: list[Expr], ins) -> Expr:
-    """The spec function's C reading applied to converted arguments."""
-    name = node.fn.name
-    out = ctype(node.dtype)
-    if name in ("maximum", "minimum") and ins[0].kind == "f":
-        # NaN propagates: a is kept when it wins or is NaN
-        op = ">=" if name == "maximum" else "<="
-        return Template(f"({{0}} if ({{0}} {op} {{1}} or {{0}} != {{0}}) else {{1}})",
-                        tuple(args), out)
-    if name == "power":
-        if ins[0].kind != "f":
-            raise IllFormedProgram("not supported yet by the compiler: integer power; "
-                                   "use .interpret() or cast to float")
-        return Template("pow({0}, {1})", tuple(args), out)
-    if name == "abs" and ins[0].kind == "f":
-        return Template("fabs({0})", tuple(args), out)
-    if name == "abs" and ins[0].kind == "b":
-        return args[0]
-    if name == "abs":  # integers: Cython's abs() may go through Python objects
-        return Template("({0} if {0} >= 0 else -{0})", tuple(args), out)
-    if node.fn.c_expr is None:
+    """The spec function's C reading (for its arguments' dtype kind) applied to converted
+    arguments."""
+    fn = node.fn
+    text = fn.c_text(ins[0].kind)
+    if text is None and fn.c_expr is None:
         raise IllFormedProgram(
-            f"not supported yet by the compiler: elementwise function {name!r} has no "
+            f"not supported yet by the compiler: elementwise function {fn.name!r} has no "
             f"C expression (register it with c_expr=...)")
-    return Template(node.fn.c_expr, tuple(args), "")
+    if text is None:
+        raise IllFormedProgram(
+            f"not supported yet by the compiler: {fn.name} of {ins[0]} arguments (no C "
+            f"reading in spec); use .interpret() or cast to float")
+    return Template(text, tuple(args), "")
 
 
-def monoid_combine(monoid: str, acc: Expr, x: Expr, dt: np.dtype) -> Expr:
-    """The monoid's combination of an accumulator with a value (NaN propagates for max/min,
-    as NumPy's reductions do)."""
+def monoid_combine(monoid, acc: Expr, x: Expr, dt: np.dtype) -> Expr:
+    """The spec monoid's combination of an accumulator with a value. max/min replace by
+    their comparison (``Monoid.selects``), with NumPy's NaN propagation for floats: a NaN
+    value wins, and a NaN accumulator stays."""
     m = get_monoid(monoid)
-    if monoid in ("max", "min") and np.dtype(dt).kind == "f":
-        op = ">" if monoid == "max" else "<"
-        return Template(f"({{1}} if ({{1}} {op} {{0}} or {{1}} != {{1}}) and {{0}} == {{0}} "
-                        f"else {{0}})", (acc, x), ctype(dt))
-    if monoid in ("max", "min"):
-        op = ">" if monoid == "max" else "<"
-        return Template(f"({{1}} if {{1}} {op} {{0}} else {{0}})", (acc, x), ctype(dt))
-    if monoid in ("any", "all"):
+    out = ctype(dt)
+    if m.selects is not None:
+        if np.dtype(dt).kind == "f":
+            return Template(f"({{1}} if ({{1}} {m.selects} {{0}} or {{1}} != {{1}}) and "
+                            f"{{0}} == {{0}} else {{0}})", (acc, x), out)
+        return Template(f"({{1}} if {{1}} {m.selects} {{0}} else {{0}})", (acc, x), out)
+    if np.dtype(dt).kind == "b":  # the C reading of any/all on truth values
         return convert(Template(m.c_combine.replace("{0}", "({0} != 0)").replace(
             "{1}", "({1} != 0)"), (acc, x)), dt)
     return convert(Template(m.c_combine, (acc, x)), dt)
@@ -131,7 +129,7 @@ def broadcast_coords(arg: Node, out: Node, coords: tuple[Expr, ...]) -> tuple[Ex
     if arg.shape == out.shape:
         return coords
     piece = BroadcastTo(arg, out.shape).index_map().pieces[0]
-    env = {f"_k{d}": c for d, c in enumerate(coords)}
+    env = sz.out_binding(coords)
     return tuple(index(b, env) for b in piece.backward)
 
 
@@ -178,9 +176,9 @@ class Values:
     # spec.compute.Reduce: loop over the reduced axes combining with the monoid
     def _reduce(self, node: Reduce, coords) -> Expr:
         arg, dt = node.arg, node.dtype
-        monoid = node.monoid if isinstance(node.monoid, str) else node.monoid.name
+        m = get_monoid(node.monoid)
+        monoid = m
         acc = self.b.fresh("acc", ctype(dt))
-        m = get_monoid(monoid)
         first = None
         if m.identity is None:
             first = self.b.fresh("first", "bint")
@@ -217,7 +215,7 @@ class Values:
     # spec.ir.ShapeOp: the operand's value at backward(k) under the piece's guard, else fill
     def _shape_op(self, node: ShapeOp, coords) -> Expr:
         im = node.index_map()
-        env = {f"_k{d}": c for d, c in enumerate(coords)}
+        env = sz.out_binding(coords)
         pieces = im.pieces
         if len(pieces) == 1 and pieces[0].guard == sz.TRUE and im.fill is None:
             return self._gather(node, pieces[0], env)

@@ -3,9 +3,10 @@
 Conventions, stated once:
 
 * Every value is a dense NumPy array of the node's shape and dtype; sparse inputs are
-  densified (their implicit entries are 0).
+  densified from their validated storage (``storage.densify``; implicit entries are 0).
 * Size symbols are bound by matching each :class:`Input`'s declared shape against the array
-  given for it; a symbol bound twice must get the same value.
+  given for it (``storage.bind_sizes``, shared with compiled kernels); a symbol bound twice
+  must get the same value.
 * A shape operator is evaluated *through its entry* (``spec/ir.py``): over the output's
   coordinate grid, for each piece, ``out[k] = operand[backward(k)]`` where ``guard(k)``;
   elsewhere ``fill``. No shape operator is special-cased here.
@@ -25,62 +26,26 @@ import numpy as np
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input, Literal, Map, Reduce
 from sparsefold.spec.errors import InternalError, InvalidData
-from sparsefold.spec.functions import get_monoid
 from sparsefold.spec.ir import Node, ShapeOp
 from sparsefold.spec.ops_axes import BroadcastTo
 from sparsefold.spec.printer import topological
+from sparsefold.storage.binding import bind_sizes as storage_bind_sizes
+from sparsefold.storage.dense import densify
 
 __all__ = ["evaluate", "bind_sizes", "densify"]
 
 
-def densify(value: Any) -> np.ndarray:
-    """A dense NumPy array for a NumPy, scipy.sparse or pydata/sparse array (or scalar)."""
-    if isinstance(value, np.ndarray):
-        return value
-    if (hasattr(value, "toarray") and hasattr(value, "tocsr")) or (
-            type(value).__module__.split(".")[0] == "sparse" and hasattr(value, "todense")):
-        # scipy.sparse / pydata: densified from validated storage (``toarray``/``todense``
-        # trust their index arrays: a malformed array would be read out of bounds), with
-        # duplicates summed as scipy does. Storage parsing, not semantics: shared with the
-        # compiler's runtime so both engines read the same input the same way.
-        from sparsefold.compiler.runtime import dense_operand
-        return dense_operand(value, np.dtype(value.dtype), "input")
-    if isinstance(value, (bool, int, float, complex, np.generic)) or hasattr(value, "__array__"):
-        return np.asarray(value)
-    raise InvalidData(f"expected a NumPy, scipy.sparse or pydata/sparse array, found "
-                      f"{type(value).__name__}")
-
-
 def bind_sizes(program: Node, arrays: Mapping[str, np.ndarray]) -> dict[str, int]:
-    """Values of the size symbols, read off the inputs' actual shapes."""
-    env: dict[str, int] = {}
-    for node in topological(program):
-        if not isinstance(node, Input):
-            continue
-        if node.name not in arrays:
-            raise InvalidData(f"no array was given for input {node.name!r}")
-        actual = np.shape(arrays[node.name])
-        if len(actual) != node.ndim:
-            raise InvalidData(f"input {node.name!r}: expected a {node.ndim}-d array, found "
-                              f"shape {actual}")
-        for declared, n in zip(node.shape, actual):
-            if isinstance(declared, sz.Sym):
-                if env.setdefault(declared.name, n) != n:
-                    raise InvalidData(
-                        f"input {node.name!r}: size {declared.name} is {env[declared.name]} "
-                        f"elsewhere but {n} here")
-    for node in topological(program):
-        if isinstance(node, Input):
-            actual = np.shape(arrays[node.name])
-            expected = tuple(_size(n, env) for n in node.shape)
-            if expected != actual:
-                raise InvalidData(f"input {node.name!r}: expected shape {expected}, "
-                                  f"found {actual}")
-            value = arrays[node.name]
-            dtype = value.dtype if hasattr(value, "dtype") else np.asarray(value).dtype
-            if dtype != node.dtype:
-                raise InvalidData(f"input {node.name!r}: expected dtype {node.dtype}, found "
-                                  f"{dtype}")
+    """Values of the size symbols, read off the inputs' actual shapes (the binding every
+    engine shares, ``storage.bind_sizes``), after which each input's dtype is checked."""
+    inputs = [n for n in topological(program) if isinstance(n, Input)]
+    env = storage_bind_sizes(inputs, arrays)
+    for node in inputs:
+        value = arrays[node.name]
+        dtype = value.dtype if hasattr(value, "dtype") else np.asarray(value).dtype
+        if dtype != node.dtype:
+            raise InvalidData(f"input {node.name!r}: expected dtype {node.dtype}, found "
+                              f"{dtype}")
     return env
 
 
@@ -155,16 +120,15 @@ def eval_reduce(node: Reduce, arg: np.ndarray, values) -> np.ndarray:
     """spec.compute.Reduce: NumPy's reduction over ``axes`` with the node's dtype."""
     if _is_contraction(node):
         return _contract(node, [values[id(a)] for a in node.arg.args])
-    kwargs = {"dtype": node.dtype} if node.monoid in ("sum", "prod") else {}
-    if any(arg.shape[a] == 0 for a in node.axes) and node.monoid in ("max", "min"):
-        raise InvalidData(f"{node.monoid} over a zero-length axis has no value (no identity)")
-    impl = get_monoid(node.monoid).impl
-    return np.asarray(impl(arg, axis=node.axes, **kwargs)).astype(node.dtype, copy=False)
+    m = node.monoid
+    kwargs = {"dtype": node.dtype} if m.takes_dtype else {}
+    node.check_extent(int(np.prod([arg.shape[a] for a in node.axes])))
+    return np.asarray(m.impl(arg, axis=node.axes, **kwargs)).astype(node.dtype, copy=False)
 
 
 def _is_contraction(node: Reduce) -> bool:
     inner = node.arg
-    return (node.monoid == "sum" and isinstance(inner, Map) and inner.fn.name == "multiply"
+    return (node.monoid.name == "sum" and isinstance(inner, Map) and inner.fn.name == "multiply"
             and not any(isinstance(a, Literal) for a in inner.args)
             and inner.dtype in (node.dtype, np.dtype(bool)))
 
@@ -217,7 +181,7 @@ def eval_shape_op(node: ShapeOp, args, env) -> np.ndarray:
     else:
         out = np.full(out_shape, im.fill, dtype=node.dtype)
     grid = dict(env)
-    grid.update({f"_k{d}": g for d, g in enumerate(np.indices(out_shape, sparse=True))})
+    grid.update(sz.out_binding(np.indices(out_shape, sparse=True)))
     covered = np.zeros(out_shape, dtype=bool) if im.fill is None else None
     for piece in im.pieces:
         source = args[piece.operand]

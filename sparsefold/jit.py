@@ -19,13 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from sparsefold.compiler.normalize import normalize
-from sparsefold.interop import describe, is_pydata_sparse
 from sparsefold.lazy import LazyArray
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input
 from sparsefold.spec.errors import IllFormedProgram, InvalidData
 from sparsefold.spec.printer import topological
+from sparsefold.storage.describe import describe
+from sparsefold.storage.results import result_library
 
 __all__ = ["jit", "JitFunction", "compute", "show", "compile_program"]
 
@@ -36,12 +36,14 @@ _KERNELS_LOCK = threading.Lock()
 def compile_program(program, out: str, requires: tuple = ()):
     """The kernel for ``program`` with output format ``out`` (cached by structure);
     ``requires``: size equalities the trace assumed, checked before the kernel runs."""
-    from sparsefold.compiler.pipeline import Kernel
+    from sparsefold.compiler import Kernel
+    from sparsefold.verify.rules import instance_proved
     key = (program, out, tuple(requires))
     with _KERNELS_LOCK:
         k = _KERNELS.get(key)
-        if k is None:
-            k = _KERNELS[key] = Kernel(program, out, requires=tuple(requires))
+        if k is None:  # optimized with the rule instances verify has proved
+            k = _KERNELS[key] = Kernel(program, out, proved=instance_proved,
+                                       requires=tuple(requires))
         return k
 
 
@@ -49,19 +51,13 @@ def _default_out(infos, program=None, assumed: tuple = ()) -> str:
     """The result format when the caller names none: dense when the result is dense-valued
     (as scipy's is: ``A @ x``, a reduction, ``A + 1``), else the first sparse argument's
     format."""
-    from sparsefold.compiler.planner import dense_valued
-    if program is not None:
-        with sz.assuming(tuple(assumed)):
-            if dense_valued(normalize(program)):
-                return "dense"
+    from sparsefold.compiler import dense_valued
+    if program is not None and dense_valued(program, assumed):
+        return "dense"
     for info in infos:
         if info is not None and info.format != "dense":
             return info.format
     return "dense"
-
-
-def _library(args) -> str:
-    return "pydata" if any(is_pydata_sparse(a) for a in args) else "scipy"
 
 
 class JitFunction:
@@ -145,7 +141,7 @@ class JitFunction:
         if hit is None:
             program, out = self.program_for(*args)
             hit = (compile_program(program, out, self._assumed.get(program, ())),
-                   _library(args))
+                   result_library(args))
             if len(self._recent) < 64:
                 self._recent[quick] = hit
         kernel, library = hit
@@ -214,7 +210,8 @@ def jit(fn: Callable | None = None, *, out: str | None = None):
 
 
 def _canonical(x: LazyArray):
-    """The program with inputs renamed a0, a1, ... in first-use order, and their arrays."""
+    """The program (its inputs keep the names ``sf.asarray`` gave them) and the array bound
+    to each input, in first-use order."""
     inputs = [n for n in topological(x.node) if isinstance(n, Input)]
     values = []
     for n in inputs:
@@ -229,14 +226,13 @@ def compute(x: LazyArray, out: str | None = None):
     program, values = _canonical(x)
     infos = [describe(v) for v in values.values()]
     kernel = compile_program(program, out or _default_out(infos, program))
-    return kernel(values, _library(list(values.values())))
+    return kernel(values, result_library(list(values.values())))
 
 
 def show(fn, *example_args, out: str | None = None) -> str:
     """The generated Cython for ``fn`` on arguments like ``example_args`` (printed and
     returned; index widths as for these arguments; every stage of a staged program, in the
     order they run). ``fn`` may also be a LazyArray."""
-    from sparsefold.compiler import runtime
     if isinstance(fn, LazyArray):
         program, values = _canonical(fn)
         out = out or _default_out([describe(v) for v in values.values()], program)
@@ -244,22 +240,6 @@ def show(fn, *example_args, out: str | None = None) -> str:
         jf = fn if isinstance(fn, JitFunction) else JitFunction(fn, out)
         program, out = jf.program_for(*example_args)
         values = {f"a{p}": a for p, a in enumerate(example_args) if not _is_scalar(a)}
-    kernel = compile_program(program, out)
-
-    def index_dtypes(stage):
-        found = {}
-        for inp in stage.inputs:
-            if inp.format.is_dense:
-                continue
-            if inp.name in values:
-                levels = runtime.sparse_levels(values[inp.name], inp, inp.name)
-                found[inp.name] = {k: v.dtype for k, v in levels.items() if k != "val"}
-            else:  # a temporary of an earlier stage: int32 indices for the display
-                found[inp.name] = {f"{part}{l}": np.dtype(np.int32)
-                                   for l, lv in enumerate(inp.format.levels)
-                                   for part, has in (("pos", lv.has_pos), ("crd", lv.has_crd))
-                                   if has}
-        return found
-    text = "\n\n".join(kernel.sources(index_dtypes))
+    text = compile_program(program, out).source_for(values)
     print(text)
     return text

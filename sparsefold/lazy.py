@@ -1,6 +1,7 @@
 """Lazy arrays: a program (an IR node) plus the user arrays bound to its inputs.
 
-Nothing is computed until :meth:`LazyArray.interpret` (or, later, ``compute``) is called.
+Nothing is computed until :meth:`LazyArray.interpret` (the reference interpreter) or
+:meth:`LazyArray.compute` (one compiled kernel) is called.
 ``sf.asarray`` wraps an array *without copying it*; ``sf.symbol`` makes an input with
 symbolic sizes for the verifier.
 """
@@ -13,11 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from sparsefold.interop import describe
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input, Literal
 from sparsefold.spec.errors import IllFormedProgram, InvalidData
+from sparsefold.spec.indexing import getitem
 from sparsefold.spec.ir import Node
+from sparsefold.storage.describe import describe
 
 __all__ = ["LazyArray", "asarray", "symbol", "lift"]
 
@@ -99,8 +101,7 @@ class LazyArray:
         return _f().reshape(self, shape, copy=copy)
 
     def __getitem__(self, key) -> LazyArray:
-        from sparsefold.indexing import getitem
-        return getitem(self, key)
+        return LazyArray(getitem(self.node, key), self.bindings)
 
     def sum(self, axis=None, dtype=None, keepdims=False): return _f().sum(self, axis=axis, dtype=dtype, keepdims=keepdims)  # noqa: E501
     def prod(self, axis=None, dtype=None, keepdims=False): return _f().prod(self, axis=axis, dtype=dtype, keepdims=keepdims)  # noqa: E501

@@ -6,11 +6,23 @@ Imports nothing else of sparsefold (DESIGN: ``spec`` ← interp, compiler, verif
 from sparsefold.spec.compute import Input, Literal, Map, Reduce
 from sparsefold.spec.errors import IllFormedProgram, InternalError, InvalidData, SparsefoldError
 from sparsefold.spec.formats import Compressed, Dense, Format, Singleton, named_format
-from sparsefold.spec.functions import FUNCTIONS, MONOIDS, ElementwiseFunction, Monoid, \
-    get_function, get_monoid, register_function
+from sparsefold.spec.functions import (
+    FUNCTIONS,
+    MONOIDS,
+    ElementwiseFunction,
+    Monoid,
+    get_function,
+    get_monoid,
+    register_function,
+)
 from sparsefold.spec.ir import IndexMap, Node, Piece, ShapeOp
-from sparsefold.spec.ops_axes import BroadcastTo, ExpandDims, PermuteDims, Squeeze, \
-    broadcast_shapes
+from sparsefold.spec.ops_axes import (
+    BroadcastTo,
+    ExpandDims,
+    PermuteDims,
+    Squeeze,
+    broadcast_shapes,
+)
 from sparsefold.spec.ops_concat import Concat
 from sparsefold.spec.ops_index import Index, Pad, Slice, normalize_slice
 from sparsefold.spec.ops_reshape import Collapse, Split, reshape_steps

@@ -11,14 +11,13 @@ from typing import Any
 
 import numpy as np
 
-from sparsefold.spec.errors import IllFormedProgram
+from sparsefold.spec.errors import IllFormedProgram, InvalidData
 from sparsefold.spec.formats import Format, named_format
-from sparsefold.spec.functions import ElementwiseFunction, check_dtype, get_monoid
-from sparsefold.spec.ir import Node, normalize_axis, show_shape
-from sparsefold.spec.ops_axes import broadcast_shapes
-from sparsefold.spec.sizes import Expr, as_expr, check_symbol_name, const_value
+from sparsefold.spec.functions import ElementwiseFunction, Monoid, check_dtype, get_monoid
+from sparsefold.spec.ir import Node, broadcast_shapes, normalize_axis, show_shape
+from sparsefold.spec.sizes import Expr, ExprLike, as_expr, check_symbol_name, const_value, product
 
-__all__ = ["Input", "Literal", "Map", "Reduce"]
+__all__ = ["Input", "Literal", "Map", "Reduce", "symbolic_input"]
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
@@ -48,6 +47,13 @@ class Input(Node):
         self._set(shape, check_dtype(self.dtype, what=f"input {self.name!r}"))
 
 
+def symbolic_input(name: str, *shape: ExprLike, fmt: str = "dense",
+                   dtype: str = "float64") -> Input:
+    """An input with (symbolic) sizes: ``symbolic_input("A", "I", "J")`` is
+    ``A: float64[I, J]`` (operator configurations and examples are built on these)."""
+    return Input(name, tuple(as_expr(n) for n in shape), np.dtype(dtype), fmt)
+
+
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Literal(Node):
     """A scalar constant. ``weak`` literals (from Python scalars) follow NEP 50: they take
@@ -66,6 +72,11 @@ class Literal(Node):
     def probe(self) -> Any:
         """What NumPy should see for type promotion: the Python scalar, or a typed one."""
         return self.value if self.weak else np.asarray(self.value).dtype
+
+    def typed_value(self) -> Any:
+        """The value as NumPy computes with it: weak, a Python scalar (NEP 50); strong, a
+        0-d array of its dtype."""
+        return self.value if self.weak else np.asarray(self.value, self.dtype)
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
@@ -96,7 +107,8 @@ class Map(Node):
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Reduce(Node):
-    """Combine ``arg`` over ``axes`` with a monoid (sum, prod, max, min, any, all).
+    """Combine ``arg`` over ``axes`` with a monoid (sum, prod, max, min, any, all; given as
+    a :class:`Monoid` or its name).
 
     Reducing over a 0-length axis gives the monoid's identity; max/min have none, so that is
     ill-formed when the size is known (NumPy raises too). ``dtype`` is the accumulator and
@@ -104,13 +116,14 @@ class Reduce(Node):
 
     arg: Node
     axes: tuple[int, ...]
-    monoid: str
+    monoid: Monoid
     dtype_request: np.dtype | None = None
 
     def operands(self): return (self.arg,)
 
     def __post_init__(self):
         m = get_monoid(self.monoid)
+        object.__setattr__(self, "monoid", m)
         nd = self.arg.ndim
         axes = tuple(sorted(normalize_axis(a, nd, what=f"{self.monoid} axis") for a in self.axes))
         if len(set(axes)) != len(axes):
@@ -127,3 +140,14 @@ class Reduce(Node):
         object.__setattr__(self, "dtype_request", req)
         shape = tuple(n for d, n in enumerate(self.arg.shape) if d not in axes)
         self._set(shape, m.result_dtype(self.arg.dtype, req))
+
+    def extent(self) -> Expr:
+        """How many elements are combined into each output element."""
+        return product(self.arg.shape[a] for a in self.axes)
+
+    def check_extent(self, extent: int) -> None:
+        """:class:`InvalidData` when, with sizes bound, ``extent`` is 0 and the monoid has
+        no identity: max/min of nothing has no value (a symbolic axis bound to 0)."""
+        if extent == 0 and self.monoid.identity is None:
+            raise InvalidData(f"{self.monoid} over a zero-length axis has no value "
+                              f"(no identity)")

@@ -10,8 +10,8 @@ operators as the programs they are built from, the compute nodes, the elementwis
 with their declared facts, the monoids, the named formats with their levels, and the error
 classes. The only text written here is connective prose and the choice of examples.
 
-A new shape operator needs one entry in :data:`EXAMPLES` (the test suite checks that every
-operator is documented and that docs/language.md equals :func:`render`).
+A shape operator's examples are part of its entry (``examples()``); the test suite checks
+that every operator is documented and that docs/language.md equals :func:`render`.
 """
 
 from __future__ import annotations
@@ -22,15 +22,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from sparsefold.spec import compute, errors, formats
+from sparsefold.spec import SHAPE_OPERATORS, compute, derived, errors, formats
 from sparsefold.spec import sizes as sz
-from sparsefold.spec.compute import Input, Map, Reduce
-from sparsefold.spec.functions import FUNCTIONS, MONOIDS, get_function
+from sparsefold.spec.compute import Input, symbolic_input
+from sparsefold.spec.functions import FUNCTIONS, MONOIDS
 from sparsefold.spec.ir import Node, ShapeOp, show_shape
-from sparsefold.spec.ops_axes import BroadcastTo, ExpandDims, PermuteDims, Squeeze
-from sparsefold.spec.ops_concat import Concat
-from sparsefold.spec.ops_index import Index, Pad, Slice
-from sparsefold.spec.ops_reshape import Collapse, Split, reshape_steps
 from sparsefold.spec.printer import show_program
 
 __all__ = ["render", "main", "EXAMPLES", "DERIVED", "derived_programs"]
@@ -38,88 +34,12 @@ __all__ = ["render", "main", "EXAMPLES", "DERIVED", "derived_programs"]
 F64 = np.dtype("float64")
 
 
-def _in(name: str, *shape: sz.ExprLike, fmt: str = "dense") -> Input:
-    """A symbolic input: ``_in("A", "I", "J")`` is ``A: float64[I, J]``."""
-    return Input(name, tuple(shape), F64, fmt)
+_in = symbolic_input  # _in("A", I, J) is A: float64[I, J]
+
+I, J, K, N = (sz.Sym(s) for s in "IJKN")  # noqa: E741 - the sizes' names in the math and docs
 
 
-I, J, K, N = (sz.Sym(s) for s in "IJKN")
-
-# Per shape operator: (how a user writes it, the node) — representative parameters on
-# symbolic inputs, so the printed maps are the general ones.
-EXAMPLES: dict[str, list[tuple[str, Callable[[], ShapeOp]]]] = {
-    "collapse": [("reshape(A, (I*J, K))  with A: (I, J, K)",
-                  lambda: Collapse(_in("A", I, J, K), 0, 2))],
-    "split": [("reshape(A, (I, J, K))  with A: (I*J, K)",
-               lambda: Split(_in("A", I * J, K), 0, (I, J)))],
-    "concat": [("concat([A, B], axis=1)  with A: (I, J), B: (I, K)",
-                lambda: Concat((_in("A", I, J), _in("B", I, K)), 1))],
-    "slice": [("A[1::2, ::-1]  with A: (I, J)",
-               lambda: Slice(_in("A", I, J), ((1, None, 2), (None, None, -1)))),
-              ("A[S:E:3]  with A: (N,) and size symbols S, E",
-               lambda: Slice(_in("A", N), (("S", "E", 3),)))],
-    "index": [("A[:, P]  with A: (I, J) and a size symbol P",
-               lambda: Index(_in("A", I, J), 1, sz.Sym("P"))),
-              ("A[-1]  with A: (I, J)", lambda: Index(_in("A", I, J), 0, sz.Const(-1)))],
-    "broadcast_to": [("broadcast_to(A, (N, I, J))  with A: (1, J)",
-                      lambda: BroadcastTo(_in("A", 1, J), (N, I, J)))],
-    "expand_dims": [("expand_dims(A, axis=1)  with A: (I, J)",
-                     lambda: ExpandDims(_in("A", I, J), 1))],
-    "squeeze": [("squeeze(A, axis=1)  with A: (I, 1, J)",
-                 lambda: Squeeze(_in("A", I, 1, J), (1,)))],
-    "permute_dims": [("permute_dims(A, (2, 0, 1))  with A: (I, J, K)",
-                      lambda: PermuteDims(_in("A", I, J, K), (2, 0, 1)))],
-    "pad": [("pad(A, ((1, 2), (0, P)))  with A: (I, J)",
-             lambda: Pad(_in("A", I, J), ((sz.Const(1), sz.Const(2)),
-                                         (sz.Const(0), sz.Sym("P"))), 0))],
-}
-
-
-# --- derived operators: compositions of entries ---------------------------------------------
-
-def _reshape(node: Node, target: tuple) -> Node:
-    """Apply :func:`reshape_steps`' plan (the front end's reshape does the same)."""
-    _, steps = reshape_steps(node.shape, target)
-    for step in steps:
-        if step[0] == "collapse":
-            node = Collapse(node, step[1], step[2])
-        elif step[0] == "split":
-            node = Split(node, step[1], tuple(step[2]))
-        elif step[0] == "expand":
-            for _ in range(step[2]):
-                node = ExpandDims(node, step[1])
-        else:
-            node = Squeeze(node, (step[1],))
-    return node
-
-
-def _matmul(a: Node, b: Node) -> Node:
-    """2-d/1-d matmul: ``sum(a[:, :, None] * b[None, :, :], axis=1)``, then drop the axes a
-    1-d operand was given."""
-    a2 = ExpandDims(a, 0) if a.ndim == 1 else a
-    b2 = ExpandDims(b, 1) if b.ndim == 1 else b
-    prod = Map(get_function("multiply"), (ExpandDims(a2, a2.ndim), ExpandDims(b2, b2.ndim - 2)))
-    out: Node = Reduce(prod, (prod.ndim - 2,), "sum", prod.dtype)
-    if b.ndim == 1:
-        out = Squeeze(out, (out.ndim - 1,))
-    if a.ndim == 1:
-        out = Squeeze(out, (out.ndim - 1 if b.ndim == 1 else out.ndim - 2,))
-    return out
-
-
-def _tensordot(a: Node, b: Node, ax_a: tuple[int, ...], ax_b: tuple[int, ...]) -> Node:
-    free_a = tuple(d for d in range(a.ndim) if d not in ax_a)
-    free_b = tuple(d for d in range(b.ndim) if d not in ax_b)
-    pa: Node = PermuteDims(a, free_a + ax_a)
-    pb: Node = PermuteDims(b, ax_b + free_b)
-    for _ in free_b:
-        pa = ExpandDims(pa, pa.ndim)
-    for _ in free_a:
-        pb = ExpandDims(pb, 0)
-    prod = Map(get_function("multiply"), (pa, pb))
-    contracted = tuple(range(len(free_a), len(free_a) + len(ax_a)))
-    return Reduce(prod, contracted, "sum", prod.dtype)
-
+# --- derived operators: compositions of entries (defined in spec/derived.py) ---------------
 
 # name -> (composition, [(call as a user writes it, the program it denotes)])
 DERIVED: dict[str, tuple[str, list[tuple[str, Callable[[], Node]]]]] = {
@@ -128,26 +48,27 @@ DERIVED: dict[str, tuple[str, list[tuple[str, Callable[[], Node]]]]] = {
         "of `collapse` and `split` (plus `expand_dims`/`squeeze` for size-1 axes), grouping "
         "axes where products of consecutive input and output sizes agree.",
         [("reshape(A, (I, J*K))  with A: (I, J, K)",
-          lambda: _reshape(_in("A", I, J, K), (I, J * K))),
-         ("reshape(A, (-1,))  with A: (I, J)", lambda: _reshape(_in("A", I, J), (-1,))),
-         ("reshape(A, (I, J))  with A: (I*J,)", lambda: _reshape(_in("A", I * J), (I, J)))]),
+          lambda: derived.reshape(_in("A", I, J, K), (I, J * K))),
+         ("reshape(A, (-1,))  with A: (I, J)", lambda: derived.reshape(_in("A", I, J), (-1,))),
+         ("reshape(A, (I, J))  with A: (I*J,)",
+          lambda: derived.reshape(_in("A", I * J), (I, J)))]),
     "stack": (
         "`stack(arrays, axis)` = `concat([expand_dims(a, axis) for a in arrays], axis)`.",
         [("stack([A, B], axis=0)  with A, B: (I, J)",
-          lambda: Concat((ExpandDims(_in("A", I, J), 0), ExpandDims(_in("B", I, J), 0)), 0))]),
+          lambda: derived.stack([_in("A", I, J), _in("B", I, J)], axis=0))]),
     "hstack": (
         "NumPy's rule: `concat(arrays, axis=1)`, or `axis=0` when the arrays are 1-d.",
         [("hstack([A, B])  with A: (I, J), B: (I, K)",
-          lambda: Concat((_in("A", I, J), _in("B", I, K)), 1)),
+          lambda: derived.hstack([_in("A", I, J), _in("B", I, K)])),
          ("hstack([v, w])  with v: (N,), w: (K,)",
-          lambda: Concat((_in("v", N), _in("w", K)), 0))]),
+          lambda: derived.hstack([_in("v", N), _in("w", K)]))]),
     "vstack": (
         "NumPy's rule: 1-d arrays become rows (`reshape(a, (1, -1))`), then "
         "`concat(arrays, axis=0)`.",
         [("vstack([A, B])  with A: (I, J), B: (K, J)",
-          lambda: Concat((_in("A", I, J), _in("B", K, J)), 0)),
+          lambda: derived.vstack([_in("A", I, J), _in("B", K, J)])),
          ("vstack([v, w])  with v, w: (N,)",
-          lambda: Concat((_reshape(_in("v", N), (1, -1)), _reshape(_in("w", N), (1, -1))), 0))]),
+          lambda: derived.vstack([_in("v", N), _in("w", N)]))]),
     "matmul": (
         "NumPy's `matmul`: `sum(x1[..., :, :, None] * x2[..., None, :, :], axis=-2)` "
         "accumulated in the product's dtype (int32 stays int32, bool is *or*), leading "
@@ -155,9 +76,9 @@ DERIVED: dict[str, tuple[str, list[tuple[str, Callable[[], Node]]]]] = {
         "axis and a 1-d `x2` a trailing one; those axes are squeezed from the result. "
         "Contraction is not a node: the engines recognise `sum(multiply(...))`.",
         [("matmul(A, B)  with A: (I, J), B: (J, K)",
-          lambda: _matmul(_in("A", I, J), _in("B", J, K))),
+          lambda: derived.matmul(_in("A", I, J), _in("B", J, K))),
          ("matmul(A, x)  with A: (I, J), x: (J,)",
-          lambda: _matmul(_in("A", I, J), _in("x", J)))]),
+          lambda: derived.matmul(_in("A", I, J), _in("x", J)))]),
     "tensordot": (
         "`np.tensordot`: move the free axes of `x1` first and its contracted axes last, the "
         "contracted axes of `x2` first and its free axes last (`permute_dims`), pad both with "
@@ -165,8 +86,17 @@ DERIVED: dict[str, tuple[str, list[tuple[str, Callable[[], Node]]]]] = {
         "(accumulating in the product's dtype). `axes=n` pairs the last `n` axes of `x1` "
         "with the first `n` of `x2`.",
         [("tensordot(A, B, axes=2)  with A: (I, J, K), B: (J, K, N)",
-          lambda: _tensordot(_in("A", I, J, K), _in("B", J, K, N), (1, 2), (0, 1)))]),
+          lambda: derived.tensordot(_in("A", I, J, K), _in("B", J, K, N), axes=2))]),
 }
+
+
+def _examples_by_name() -> dict[str, list[tuple[str, Callable[[], ShapeOp]]]]:
+    return {name: [(call, (lambda node=node: node)) for call, node in cls.examples()]
+            for name, cls in SHAPE_OPERATORS.items()}
+
+
+# Kept for ``docgen.EXAMPLES``: the built-in entries' examples() by name, as (call, builder).
+EXAMPLES = _examples_by_name()
 
 
 def derived_programs() -> dict[str, list[tuple[str, Node]]]:
@@ -218,7 +148,8 @@ def _section_sizes() -> list[str]:
         "One table, several readings: the NumPy column *is* each operator's meaning "
         "(the interpreter evaluates it on coordinate grids); the C column is the text the "
         "Cython emitter prints (`sizes.C`); constant folding uses exact Python integers "
-        "(`sizes.PYTHON`); the Z3 reading (`sizes.Z3`) is filled in by `sparsefold.verify`.",
+        "(`sizes.PYTHON`); the Z3 reading (`sizes_z3.Z3_TABLE`, used by the verifier and by the "
+        "compiler's order proofs) is built from the NumPy one by overrides.",
         "",
     ]
     rows = []
@@ -264,8 +195,6 @@ def _param_text(params: dict) -> str:
 
 
 def _section_shape_ops() -> list[str]:
-    from sparsefold.spec import SHAPE_OPERATORS
-
     lines = [
         "## 2. Shape operators", "",
         "Each shape operator is one entry (one class in `spec/ops_*.py`). Instantiated on "
@@ -279,14 +208,15 @@ def _section_shape_ops() -> list[str]:
         "The interpreter evaluates exactly that; the compiler iterates the forward maps; the "
         "verifier proves both directions inverse, in bounds and order-preserving.", "",
     ]
-    missing = sorted(set(SHAPE_OPERATORS) - set(EXAMPLES))
+    missing = sorted(name for name, cls in SHAPE_OPERATORS.items()
+                     if not any(type(node) is cls for _, node in cls.examples()))
     if missing:
-        raise KeyError(f"no documentation example for shape operator(s) {missing}; add one "
-                       f"to EXAMPLES in spec/docgen.py")
+        raise KeyError(f"no documentation example for shape operator(s) {missing}; give the "
+                       f"entry an examples() classmethod")
     for name, cls in SHAPE_OPERATORS.items():
         lines += [f"### `{name}` ({cls.__name__})", "", _doc(cls), ""]
-        for call, build in EXAMPLES[name]:
-            lines += _render_entry(call, build())
+        for call, node in cls.examples():
+            lines += _render_entry(call, node)
     return lines
 
 
@@ -317,6 +247,16 @@ def _facts(fn) -> tuple[str, str]:
     return ann, "" if fn.identity is None else repr(fn.identity)
 
 
+def _c_reading(fn) -> str:
+    """The Cython reading: one text, or one per dtype kind group (``f``: floats, ``b``:
+    bool, ``i``/``u``: signed/unsigned integers); kinds without one are not compiled."""
+    if fn.c_expr is None:
+        return ""
+    if isinstance(fn.c_expr, str):
+        return _code(fn.c_expr)
+    return "; ".join(f"{kinds}: {_code(text)}" for kinds, text in fn.c_expr)
+
+
 def _section_functions() -> list[str]:
     lines = [
         "## 5. Elementwise functions", "",
@@ -327,6 +267,9 @@ def _section_functions() -> list[str]:
         "intersection merge is exact; for floats only with finite other operands, since "
         "`0 * nan` is `nan`); *identity* is `e` with `f(x, e) == f(e, x) == x`; "
         "`f(0, ..., 0)` is the output's fill value (a union merge is exact when it is 0). "
+        "The Cython reading is one text, or one per dtype kind (`f` floats, `b` bool, `i`/`u` "
+        "integers) where C's meaning differs (`maximum` must propagate NaN); a kind without "
+        "one is not compiled yet. "
         "User functions are added with `register_function`; declared facts are checked on "
         "sample values.", "",
     ]
@@ -337,7 +280,7 @@ def _section_functions() -> list[str]:
             zero = fn.value_at_zero((F64,) * fn.arity)
         rows.append([f"`{name}`", str(fn.arity), fn.doc, ann, ident, str(zero),
                      "yes" if fn.commutative else "", "yes" if fn.associative else "",
-                     _code(fn.c_expr) if fn.c_expr else ""])
+                     _c_reading(fn)])
     lines += _table(["name", "arity", "meaning", "annihilates", "identity",
                      "f(0, ..., 0) float64", "commutative", "associative", "Cython"], rows)
     lines += ["", "### Monoids (reductions)", "",

@@ -12,6 +12,10 @@ compiler may iterate it:
 * ``identity`` — a value ``e`` with ``f(x, e) == f(e, x) == x`` (0 for add, 1 for multiply).
 * ``value_at_zero(dtypes)`` — ``f(0, ..., 0)``: when it is 0 the output's fill value is 0
   and a *union* merge is exact; otherwise the result is dense (e.g. ``x + 1``, ``x == y``).
+  :func:`zero_preserving` asks it of a call whose other arguments are known values.
+* ``c_expr`` — the Cython reading, one text for every dtype or one per dtype kind (``"f"``
+  floats, ``"biu"`` bool and integers, ...): ``maximum`` on floats must propagate NaN, which
+  C's ``max`` does not. A kind without a text is not compiled yet.
 
 Users add functions with :func:`register_function`; the facts they declare are checked
 against the implementation on sample values (:func:`check_facts`).
@@ -34,6 +38,7 @@ from sparsefold.spec.sizes import check_symbol_name
 __all__ = [
     "ElementwiseFunction", "FUNCTIONS", "register_function", "get_function", "check_facts",
     "Monoid", "MONOIDS", "get_monoid", "result_dtype", "check_dtype", "check_c_expr",
+    "zero_preserving",
 ]
 
 _SUPPORTED_KINDS = "biufc"  # bool, signed, unsigned, float, complex
@@ -64,7 +69,9 @@ class ElementwiseFunction:
     name: str
     arity: int
     impl: Callable[..., Any]                 # NumPy meaning: impl(*arrays) -> array
-    c_expr: str | None = None                # Cython text with {0}, {1}, ... placeholders
+    c_expr: str | tuple[tuple[str, str], ...] | None = None
+    #                                          Cython text with {0}, {1}, ... placeholders; or
+    #                                          (dtype kinds, text) pairs, one per kind group
     annihilates: tuple[int, ...] = ()        # positions p: f(.., 0 at p, ..) == 0
     annihilation_needs_finite: bool = True   # floats: only when other operands are finite
     identity: Any = None                     # e with f(x, e) == x (binary functions)
@@ -74,7 +81,16 @@ class ElementwiseFunction:
 
     def __post_init__(self):
         # c_expr is pasted into generated Cython: it must be an expression and nothing else
-        check_c_expr(self.c_expr, self.arity, what=f"c_expr of {self.name!r}")
+        texts = self.c_expr if isinstance(self.c_expr, tuple) else ((None, self.c_expr),)
+        for _, text in texts:
+            check_c_expr(text, self.arity, what=f"c_expr of {self.name!r}")
+
+    def c_text(self, kind: str) -> str | None:
+        """The Cython reading for arguments computed in dtype kind ``kind`` (``"f"``,
+        ``"i"``, ...); None when there is none (not compiled yet)."""
+        if not isinstance(self.c_expr, tuple):
+            return self.c_expr
+        return next((text for kinds, text in self.c_expr if kind in kinds), None)
 
     def result_dtype(self, args: tuple[Any, ...]) -> np.dtype:
         """Result dtype by NumPy's rules; ``args`` are dtypes or weak Python scalars."""
@@ -85,6 +101,15 @@ class ElementwiseFunction:
         zeros = [np.zeros((), dt) for dt in dtypes]
         with np.errstate(all="ignore"):
             return self.impl(*zeros)[()]
+
+
+def zero_preserving(fn: ElementwiseFunction, args: list) -> bool:
+    """``f(*args) == 0`` where each argument is a dtype (a 0 of that dtype) or a known value
+    (a Python scalar stays weak, NEP 50): does the function keep the fill value 0 when the
+    arguments given as dtypes are 0 and the others are these values?"""
+    probe = [np.zeros((), a) if isinstance(a, np.dtype) else a for a in args]
+    with np.errstate(all="ignore"):
+        return bool(np.all(np.asarray(fn.impl(*probe)) == 0))
 
 
 def result_dtype(impl: Callable, args: tuple[Any, ...], *, what: str) -> np.dtype:
@@ -232,14 +257,19 @@ _builtin("multiply", 2, np.multiply, "({0} * {1})", "x * y", annihilates=(0, 1),
          commutative=True, associative=True)
 _builtin("divide", 2, np.true_divide, "({0} / {1})",
          "x / y (true division: integers give float; x/0 is ±inf, 0/0 nan)")
-_builtin("power", 2, np.power, "({0} ** {1})", "x ** y (0 ** 0 == 1, so not zero-preserving)")
-_builtin("maximum", 2, np.maximum, "max({0}, {1})", "max(x, y), nan propagates",
-         commutative=True, associative=True)
-_builtin("minimum", 2, np.minimum, "min({0}, {1})", "min(x, y), nan propagates",
-         commutative=True, associative=True)
+_builtin("power", 2, np.power, (("f", "pow({0}, {1})"),),
+         "x ** y (0 ** 0 == 1, so not zero-preserving); integer power is not compiled yet")
+_builtin("maximum", 2, np.maximum,
+         (("f", "({0} if ({0} >= {1} or {0} != {0}) else {1})"), ("biu", "max({0}, {1})")),
+         "max(x, y), nan propagates", commutative=True, associative=True)
+_builtin("minimum", 2, np.minimum,
+         (("f", "({0} if ({0} <= {1} or {0} != {0}) else {1})"), ("biu", "min({0}, {1})")),
+         "min(x, y), nan propagates", commutative=True, associative=True)
 _builtin("negative", 1, np.negative, "(-{0})", "-x", annihilates=(0,),
          annihilation_needs_finite=False)
-_builtin("abs", 1, np.abs, "abs({0})", "|x|", annihilates=(0,), annihilation_needs_finite=False)
+_builtin("abs", 1, np.abs,
+         (("f", "fabs({0})"), ("b", "{0}"), ("iu", "({0} if {0} >= 0 else -{0})")),
+         "|x|", annihilates=(0,), annihilation_needs_finite=False)
 for _name, _np, _sym in [("less", np.less, "<"), ("less_equal", np.less_equal, "<="),
                          ("equal", np.equal, "=="), ("not_equal", np.not_equal, "!="),
                          ("greater", np.greater, ">"), ("greater_equal", np.greater_equal, ">=")]:
@@ -255,17 +285,39 @@ _builtin("where", 3, np.where, "({1} if {0} else {2})", "y where c else z")
 
 @dataclass(frozen=True, slots=True)
 class Monoid:
-    """A reduction: NumPy's reduction function, its identity, and its Cython combiner."""
+    """A reduction: NumPy's reduction function, its binary operation and identity, and its
+    Cython combiner. Printed by its name."""
 
     name: str
     impl: Callable[..., Any]             # np.sum etc., called with axis= and dtype= where valid
+    combine: Callable[..., Any]          # the binary operation as a NumPy ufunc (np.add, ...)
     identity: Any                        # None: no identity (max/min of nothing is an error)
     c_combine: str                       # Cython text combining accumulator {0} with {1}
     takes_dtype: bool = True
+    selects: str | None = None           # max/min: the C comparison by which {1} replaces
+    #                                      {0} (kernels add the NaN test: NaN propagates)
     zero_is_identity: bool = field(init=False, default=False)
 
     def __post_init__(self):
         object.__setattr__(self, "zero_is_identity", self.identity in (0, False))
+
+    def __str__(self) -> str:
+        return self.name
+
+    def start(self, dtype: np.dtype) -> Any:
+        """Where a reduction over stored entries starts in ``dtype``: the identity, or for
+        max/min (no identity) the lowest/highest value of the dtype, which every entry
+        replaces."""
+        if self.identity is not None:
+            return self.identity
+        dt = np.dtype(dtype)
+        lowest = self.selects == ">"
+        if dt.kind == "b":
+            return not lowest
+        if dt.kind == "f":
+            return -np.inf if lowest else np.inf
+        info = np.iinfo(dt)
+        return info.min if lowest else info.max
 
     def result_dtype(self, dtype: np.dtype, requested: np.dtype | None = None) -> np.dtype:
         kwargs = {"dtype": requested} if requested is not None else {}
@@ -277,17 +329,21 @@ class Monoid:
 
 MONOIDS: dict[str, Monoid] = {
     m.name: m for m in [
-        Monoid("sum", np.sum, 0, "{0} + {1}"),
-        Monoid("prod", np.prod, 1, "{0} * {1}"),
-        Monoid("max", np.max, None, "max({0}, {1})", takes_dtype=False),
-        Monoid("min", np.min, None, "min({0}, {1})", takes_dtype=False),
-        Monoid("any", np.any, False, "{0} or {1}", takes_dtype=False),
-        Monoid("all", np.all, True, "{0} and {1}", takes_dtype=False),
+        Monoid("sum", np.sum, np.add, 0, "{0} + {1}"),
+        Monoid("prod", np.prod, np.multiply, 1, "{0} * {1}"),
+        Monoid("max", np.max, np.maximum, None, "max({0}, {1})", takes_dtype=False,
+               selects=">"),
+        Monoid("min", np.min, np.minimum, None, "min({0}, {1})", takes_dtype=False,
+               selects="<"),
+        Monoid("any", np.any, np.logical_or, False, "{0} or {1}", takes_dtype=False),
+        Monoid("all", np.all, np.logical_and, True, "{0} and {1}", takes_dtype=False),
     ]
 }
 
 
-def get_monoid(name: str) -> Monoid:
+def get_monoid(name: str | Monoid) -> Monoid:
+    if isinstance(name, Monoid):
+        return name
     try:
         return MONOIDS[name]
     except KeyError:

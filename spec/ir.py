@@ -17,6 +17,15 @@ written side by side in one class:
 ``requires(shapes)``     preconditions on symbolic sizes (e.g. an index < its axis size)
 ======================  ==================================================================
 
+and, so that a new operator is one entry and nothing else, how it is checked and shown
+(classmethods; a user's entry may leave them out):
+
+==========================  ==============================================================
+``configurations()``         instances on symbolic inputs the verifier proves the entry on
+``examples()``               ``(how a user writes it, instance)`` for the language reference
+``random_row()``             how random programs draw it (a :class:`RandomRow`), or None
+==========================  ==============================================================
+
 Coordinates are the symbols ``_k0.._k{n-1}`` (output) and ``_i0.._i{m-1}`` (operand). The
 meaning of every shape operator is then the same gather (DESIGN §2)::
 
@@ -30,16 +39,17 @@ verifier proves that the two directions are inverse, in bounds, and order-preser
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from sparsefold.spec.errors import IllFormedProgram, InternalError
-from sparsefold.spec.sizes import TRUE, Expr, as_expr, assume_equal, definitely_equal
+from sparsefold.spec.sizes import TRUE, Const, Expr, as_expr, assume_equal, definitely_equal
 
-__all__ = ["Node", "ShapeOp", "Piece", "IndexMap", "Shape", "normalize_axis", "show_shape",
-           "require_equal"]
+__all__ = ["Node", "ShapeOp", "Piece", "IndexMap", "RandomRow", "Shape", "normalize_axis",
+           "show_shape", "require_equal", "broadcast_shapes"]
 
 Shape = tuple[Expr, ...]
 
@@ -122,6 +132,25 @@ class IndexMap:
     requires: Expr = TRUE
 
 
+@dataclass(frozen=True, slots=True)
+class RandomRow:
+    """How random programs (``sparsefold.verify.programs``) draw an operator.
+
+    ``applies(shape, limits)``: whether it can take an operand of ``shape``;
+    ``draw(draw, st, shape, limits)``: its parameters, with Hypothesis's ``draw`` and ``st``
+    (Hypothesis's strategies and ``sparsefold.verify.strategies``), including
+    ``"operands"``: the shapes of further operands; ``build(*operands, **params)``: the
+    node, over spec nodes; ``source``: how it prints, a format string over ``{0}, {1}, ...``
+    and the parameters, or a function ``(operand texts, params) -> text``. ``limits`` has
+    ``max_dims`` and ``max_side``."""
+
+    name: str
+    applies: Callable[..., bool]
+    draw: Callable[..., dict]
+    build: Callable[..., Node]
+    source: str | Callable[[list[str], dict], str]
+
+
 class ShapeOp(Node):
     """Base of shape operators; see the module docstring for the entry's parts."""
 
@@ -143,6 +172,23 @@ class ShapeOp(Node):
 
     def result_dtype(self) -> np.dtype:
         return self.operands()[0].dtype
+
+    @classmethod
+    def configurations(cls) -> Iterable[ShapeOp]:
+        """Instances on symbolic inputs covering the entry's discrete structure (ranks,
+        axes, steps, number of operands), every size a symbol: what the verifier proves."""
+        return ()
+
+    @classmethod
+    def examples(cls) -> list[tuple[str, ShapeOp]]:
+        """``(how a user writes it, the instance)`` pairs for the language reference."""
+        return []
+
+    @classmethod
+    def random_row(cls) -> RandomRow | None:
+        """How random programs draw this operator; None when another entry's row draws it
+        (split: reshape, on collapse) or it is not drawn."""
+        return None
 
     # --- shared machinery ---------------------------------------------------------------
     def __post_init__(self) -> None:
@@ -171,6 +217,34 @@ def normalize_axis(axis: Any, ndim: int, *, what: str = "axis") -> int:
         raise IllFormedProgram(
             f"{what} {axis} is out of bounds for an array with {ndim} dimensions")
     return int(axis) % ndim if ndim else 0
+
+
+def _broadcast_pair(a: Expr, b: Expr) -> Expr | None:
+    if definitely_equal(a, b) or b == Const(1):
+        return a
+    if a == Const(1):
+        return b
+    if assume_equal(a, b):  # tracing: equal sizes assumed, checked when the kernel runs
+        return a
+    return None
+
+
+def broadcast_shapes(*shapes: Shape) -> Shape:
+    """NumPy's broadcasting rule: align on the right; sizes equal, or one of them is 1.
+
+    Symbolic sizes broadcast only when provably equal (``I`` with ``I``) or against 1."""
+    ndim = max((len(s) for s in shapes), default=0)
+    out: list[Expr] = [Const(1)] * ndim
+    for s in shapes:
+        for d, size in enumerate(s, start=ndim - len(s)):
+            merged = _broadcast_pair(out[d], as_expr(size))
+            if merged is None:
+                found = ", ".join(show_shape(x) for x in shapes)
+                raise IllFormedProgram(
+                    f"shapes {found} cannot be broadcast: axis {d - ndim} has sizes "
+                    f"{out[d]} and {size}; expected them equal or one of them 1")
+            out[d] = merged
+    return tuple(out)
 
 
 def show_shape(shape: Shape) -> str:

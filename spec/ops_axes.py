@@ -3,42 +3,37 @@ squeeze, permute_dims. Each class is one operator's whole entry (see ``ir.py``).
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
+from sparsefold.spec.compute import symbolic_input
 from sparsefold.spec.errors import IllFormedProgram
-from sparsefold.spec.ir import Node, Piece, Shape, ShapeOp, normalize_axis, show_shape
-from sparsefold.spec.sizes import TRUE, Const, Expr, and_, as_expr, assume_equal, \
-    const_value, definitely_equal, eq, in_coords, out_coords
+from sparsefold.spec.ir import (
+    Node,
+    Piece,
+    RandomRow,
+    Shape,
+    ShapeOp,
+    broadcast_shapes,
+    normalize_axis,
+    show_shape,
+)
+from sparsefold.spec.sizes import (
+    TRUE,
+    Const,
+    Expr,
+    Sym,
+    and_,
+    as_expr,
+    assume_equal,
+    const_value,
+    definitely_equal,
+    eq,
+    in_coords,
+    out_coords,
+)
 
 __all__ = ["BroadcastTo", "ExpandDims", "Squeeze", "PermuteDims", "broadcast_shapes"]
-
-
-def _broadcast_pair(a: Expr, b: Expr) -> Expr | None:
-    if definitely_equal(a, b) or b == Const(1):
-        return a
-    if a == Const(1):
-        return b
-    if assume_equal(a, b):  # tracing: equal sizes assumed, checked when the kernel runs
-        return a
-    return None
-
-
-def broadcast_shapes(*shapes: Shape) -> Shape:
-    """NumPy's broadcasting rule: align on the right; sizes equal, or one of them is 1.
-
-    Symbolic sizes broadcast only when provably equal (``I`` with ``I``) or against 1."""
-    ndim = max((len(s) for s in shapes), default=0)
-    out: list[Expr] = [Const(1)] * ndim
-    for s in shapes:
-        for d, size in enumerate(s, start=ndim - len(s)):
-            merged = _broadcast_pair(out[d], as_expr(size))
-            if merged is None:
-                found = ", ".join(show_shape(x) for x in shapes)
-                raise IllFormedProgram(
-                    f"shapes {found} cannot be broadcast: axis {d - ndim} has sizes "
-                    f"{out[d]} and {size}; expected them equal or one of them 1")
-            out[d] = merged
-    return tuple(out)
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
@@ -88,6 +83,37 @@ class BroadcastTo(ShapeOp):
                                          for d in range(len(s)))
         return (Piece(0, TRUE, backward, TRUE, forward),)
 
+    @classmethod
+    def configurations(cls):
+        for r in range(0, 3):
+            for stretch in itertools.product((False, True), repeat=r):
+                for lead in range(0, 3):
+                    if r == 0 and lead == 0:
+                        continue
+                    shape = tuple(1 if s else f"N{d}" for d, s in enumerate(stretch))
+                    target = tuple(Sym(f"L{d}") for d in range(lead)) + tuple(
+                        Sym(f"T{d}") if s else Sym(f"N{d}") for d, s in enumerate(stretch))
+                    yield BroadcastTo(symbolic_input("X", *shape), target)
+
+    @classmethod
+    def examples(cls):
+        return [("broadcast_to(A, (N, I, J))  with A: (1, J)",
+                 BroadcastTo(symbolic_input("A", 1, "J"), tuple(map(Sym, "NIJ"))))]
+
+    @classmethod
+    def random_row(cls):
+        """Stretch size-1 axes to random sizes, sometimes with a new leading axis."""
+        from sparsefold.spec.derived import broadcast_to
+
+        def draw(draw, st, shape, limits):
+            target = [draw(st.integers(0, limits.max_side)) if n == 1 else n for n in shape]
+            if len(shape) < limits.max_dims and draw(st.booleans()):
+                target.insert(0, draw(st.integers(0, limits.max_side)))
+            return {"shape": tuple(target)}
+        return RandomRow(
+            "broadcast_to", lambda shape, limits: 1 in shape or len(shape) < limits.max_dims,
+            draw, lambda x, shape: broadcast_to(x, shape), "sf.broadcast_to({0}, {shape})")
+
 
 def _expand_axis(axis: int, ndim: int) -> int:
     return normalize_axis(axis, ndim + 1, what="expand_dims axis")
@@ -116,6 +142,26 @@ class ExpandDims(ShapeOp):
         a = _expand_axis(self.axis, len(s))
         k, i = out_coords(len(s) + 1), in_coords(len(s))
         return (Piece(0, TRUE, k[:a] + k[a + 1:], TRUE, i[:a] + (Const(0),) + i[a:]),)
+
+    @classmethod
+    def configurations(cls):
+        for r in range(0, 4):
+            for a in range(r + 1):
+                yield ExpandDims(symbolic_input("X", *(f"N{d}" for d in range(r))), a)
+
+    @classmethod
+    def examples(cls):
+        return [("expand_dims(A, axis=1)  with A: (I, J)",
+                 ExpandDims(symbolic_input("A", "I", "J"), 1))]
+
+    @classmethod
+    def random_row(cls):
+        from sparsefold.spec.derived import expand_dims
+        return RandomRow(
+            "expand_dims", lambda shape, limits: len(shape) < limits.max_dims,
+            lambda draw, st, shape, limits: {"axis": draw(st.integers(-len(shape) - 1,
+                                                                      len(shape)))},
+            lambda x, axis: expand_dims(x, axis), "sf.expand_dims({0}, axis={axis})")
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
@@ -154,6 +200,29 @@ class Squeeze(ShapeOp):
         guard = and_(*(eq(i[d], 0) for d in drop))
         return (Piece(0, TRUE, backward, guard, forward),)
 
+    @classmethod
+    def configurations(cls):
+        for r in range(1, 4):
+            for ones in itertools.product((False, True), repeat=r):
+                if any(ones):
+                    shape = tuple(1 if o else f"N{d}" for d, o in enumerate(ones))
+                    yield Squeeze(symbolic_input("X", *shape),
+                                  tuple(d for d, o in enumerate(ones) if o))
+
+    @classmethod
+    def examples(cls):
+        return [("squeeze(A, axis=1)  with A: (I, 1, J)",
+                 Squeeze(symbolic_input("A", "I", 1, "J"), (1,)))]
+
+    @classmethod
+    def random_row(cls):
+        from sparsefold.spec.derived import squeeze
+        return RandomRow(
+            "squeeze", lambda shape, limits: 1 in shape,
+            lambda draw, st, shape, limits: {"axis": draw(st.sampled_from(
+                [d for d, n in enumerate(shape) if n == 1]))},
+            lambda x, axis: squeeze(x, axis), "sf.squeeze({0}, axis={axis})")
+
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class PermuteDims(ShapeOp):
@@ -181,3 +250,23 @@ class PermuteDims(ShapeOp):
         backward = tuple(k[inverse[a]] for a in range(len(s)))
         forward = tuple(i[p] for p in self.perm)
         return (Piece(0, TRUE, backward, TRUE, forward),)
+
+    @classmethod
+    def configurations(cls):
+        for r in range(1, 5):
+            for perm in itertools.permutations(range(r)):
+                yield PermuteDims(symbolic_input("X", *(f"N{d}" for d in range(r))), perm)
+
+    @classmethod
+    def examples(cls):
+        return [("permute_dims(A, (2, 0, 1))  with A: (I, J, K)",
+                 PermuteDims(symbolic_input("A", "I", "J", "K"), (2, 0, 1)))]
+
+    @classmethod
+    def random_row(cls):
+        from sparsefold.spec.derived import permute_dims
+        return RandomRow(
+            "permute_dims", lambda shape, limits: 2 <= len(shape) <= limits.max_dims,
+            lambda draw, st, shape, limits: {"axes": tuple(draw(st.permutations(
+                range(len(shape)))))},
+            lambda x, axes: permute_dims(x, axes), "sf.permute_dims({0}, {axes})")

@@ -1,7 +1,7 @@
 """Concat: the piecewise operator. Operand ``p`` owns output coordinates
 ``off_p <= k_axis < off_p + n_p`` on the concat axis, with ``off_p = n_0 + ... + n_{p-1}``;
-the guards partition the output (the verifier proves it). Stack is expand_dims + concat and
-lives in the front end."""
+the guards partition the output (the verifier proves it). Stack is expand_dims + concat
+(``spec.derived``)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,29 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sparsefold.spec.compute import symbolic_input
 from sparsefold.spec.errors import IllFormedProgram
-from sparsefold.spec.ir import Node, Piece, ShapeOp, normalize_axis, require_equal, show_shape
-from sparsefold.spec.sizes import TRUE, Const, Expr, add, and_, in_coords, le, lt, out_coords, \
-    sub
+from sparsefold.spec.ir import (
+    Node,
+    Piece,
+    RandomRow,
+    ShapeOp,
+    normalize_axis,
+    require_equal,
+    show_shape,
+)
+from sparsefold.spec.sizes import (
+    TRUE,
+    Const,
+    Expr,
+    add,
+    and_,
+    in_coords,
+    le,
+    lt,
+    out_coords,
+    sub,
+)
 
 __all__ = ["Concat"]
 
@@ -71,3 +90,34 @@ class Concat(ShapeOp):
             forward = i[:a] + (add(i[a], lo),) + i[a + 1:]
             out.append(Piece(p, guard, backward, TRUE, forward))
         return tuple(out)
+
+    @classmethod
+    def configurations(cls):
+        for r in range(1, 4):
+            for a in range(r):
+                for n in (2, 3):
+                    args = []
+                    for p in range(n):
+                        shape = [f"N{d}" for d in range(r)]
+                        shape[a] = f"M{p}"
+                        args.append(symbolic_input("XYZ"[p], *shape))
+                    yield Concat(tuple(args), a)
+
+    @classmethod
+    def examples(cls):
+        return [("concat([A, B], axis=1)  with A: (I, J), B: (I, K)",
+                 Concat((symbolic_input("A", "I", "J"), symbolic_input("B", "I", "K")), 1))]
+
+    @classmethod
+    def random_row(cls):
+        """Concat with one more operand that agrees off a random axis."""
+        from sparsefold.spec.derived import concat
+
+        def draw(draw, st, shape, limits):
+            axis = draw(st.integers(-len(shape), len(shape) - 1))
+            other = list(shape)
+            other[axis] = draw(st.integers(0, limits.max_side))
+            return {"axis": axis, "operands": [tuple(other)]}
+        return RandomRow("concat", lambda shape, limits: 1 <= len(shape) <= limits.max_dims,
+                         draw, lambda x, y, axis: concat([x, y], axis),
+                         "sf.concat([{0}, {1}], axis={axis})")

@@ -19,10 +19,31 @@ from typing import Any
 
 import numpy as np
 
+from sparsefold.spec.compute import symbolic_input
 from sparsefold.spec.errors import IllFormedProgram
-from sparsefold.spec.ir import Node, Piece, ShapeOp, normalize_axis, show_shape
-from sparsefold.spec.sizes import TRUE, Const, Expr, add, and_, as_expr, ceil_div, \
-    const_value, eq, floordiv, in_coords, le, lt, maximum, minimum, mod, mul, out_coords, sub
+from sparsefold.spec.ir import Node, Piece, RandomRow, ShapeOp, normalize_axis, show_shape
+from sparsefold.spec.sizes import (
+    TRUE,
+    Const,
+    Expr,
+    Sym,
+    add,
+    and_,
+    as_expr,
+    ceil_div,
+    const_value,
+    eq,
+    floordiv,
+    in_coords,
+    le,
+    lt,
+    maximum,
+    minimum,
+    mod,
+    mul,
+    out_coords,
+    sub,
+)
 
 __all__ = ["Slice", "Index", "Pad", "normalize_slice"]
 
@@ -99,6 +120,38 @@ class Slice(ShapeOp):
             forward.append(floordiv(dist, r))
         return (Piece(0, TRUE, backward, and_(*guards), tuple(forward)),)
 
+    @classmethod
+    def configurations(cls):
+        B, E = Sym("B"), Sym("E")
+        for step in (1, -1, 2, -2, 3, -3):
+            for start in (None, B, -2):
+                for stop in (None, E, -1):
+                    yield Slice(symbolic_input("X", "N0"), ((start, stop, step),))
+        for steps in ((1, 2), (-1, 3), (2, -2), (-3, 1)):
+            yield Slice(symbolic_input("X", "N0", "N1"),
+                        ((B, E, steps[0]), (None, None, steps[1])))
+        yield Slice(symbolic_input("X", "N0", "N1", "N2"),
+                    ((None, E, 2), (B, None, -1), (1, -1, 3)))
+
+    @classmethod
+    def examples(cls):
+        return [("A[1::2, ::-1]  with A: (I, J)",
+                 Slice(symbolic_input("A", "I", "J"), ((1, None, 2), (None, None, -1)))),
+                ("A[S:E:3]  with A: (N,) and size symbols S, E",
+                 Slice(symbolic_input("A", "N"), (("S", "E", 3),)))]
+
+    @classmethod
+    def random_row(cls):
+        """NumPy basic indexing (``spec.indexing``): slices, integers (index) and None
+        (expand_dims) in one key."""
+        from sparsefold.spec.indexing import getitem, key_source
+        return RandomRow(
+            "slice", lambda shape, limits: len(shape) <= limits.max_dims,
+            lambda draw, st, shape, limits: {"key": draw(st.slice_keys(
+                shape, allow_new_axes=len(shape) < limits.max_dims))},
+            lambda x, key: getitem(x, key),
+            lambda a, p: f"{a[0]}[{key_source(p['key'])}]")
+
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Index(ShapeOp):
@@ -146,6 +199,22 @@ class Index(ShapeOp):
         k, i = out_coords(len(s) - 1), in_coords(len(s))
         backward = k[:a] + (idx,) + k[a:]
         return (Piece(0, TRUE, backward, eq(i[a], idx), i[:a] + i[a + 1:]),)
+
+    @classmethod
+    def configurations(cls):
+        for r in range(1, 4):
+            for a in range(r):
+                shape = [f"N{d}" for d in range(r)]
+                yield Index(symbolic_input("X", *shape), a, Sym("P"))
+                yield Index(symbolic_input("X", *shape), a, -1)
+
+    @classmethod
+    def examples(cls):
+        return [("A[:, P]  with A: (I, J) and a size symbol P",
+                 Index(symbolic_input("A", "I", "J"), 1, Sym("P"))),
+                ("A[-1]  with A: (I, J)", Index(symbolic_input("A", "I", "J"), 0, Const(-1)))]
+
+    # random programs draw indices through slice's row (an integer in the key)
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
@@ -200,3 +269,32 @@ class Pad(ShapeOp):
         backward = tuple(sub(k[d], b) for d, (b, _) in enumerate(self.widths))
         forward = tuple(add(i[d], b) for d, (b, _) in enumerate(self.widths))
         return (Piece(0, guard, backward, TRUE, forward),)
+
+    @classmethod
+    def configurations(cls):
+        P0, Q0 = Sym("P0"), Sym("Q0")
+        yield Pad(symbolic_input("X", "N0"), ((P0, Q0),))
+        yield Pad(symbolic_input("X", "N0"), ((Const(0), Q0),))
+        yield Pad(symbolic_input("X", "N0"), ((P0, Const(0)),))
+        for r in (2, 3):
+            yield Pad(symbolic_input("X", *(f"N{d}" for d in range(r))),
+                      tuple((Sym(f"P{d}"), Sym(f"Q{d}")) for d in range(r)))
+
+    @classmethod
+    def examples(cls):
+        return [("pad(A, ((1, 2), (0, P)))  with A: (I, J)",
+                 Pad(symbolic_input("A", "I", "J"),
+                     ((Const(1), Const(2)), (Const(0), Sym("P"))), 0))]
+
+    @classmethod
+    def random_row(cls):
+        """Constant padding of every axis by 0-2 on each side, with 0 or 1."""
+        from sparsefold.spec.derived import pad
+        return RandomRow(
+            "pad", lambda shape, limits: 1 <= len(shape) <= limits.max_dims,
+            lambda draw, st, shape, limits: {
+                "widths": tuple((draw(st.integers(0, 2)), draw(st.integers(0, 2)))
+                                for _ in shape),
+                "value": draw(st.sampled_from([0, 0, 1]))},
+            lambda x, widths, value: pad(x, widths, constant_values=value),
+            "sf.pad({0}, {widths}, constant_values={value})")

@@ -12,10 +12,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sparsefold.spec.compute import symbolic_input
 from sparsefold.spec.errors import IllFormedProgram
-from sparsefold.spec.ir import Node, Piece, Shape, ShapeOp, normalize_axis, show_shape
-from sparsefold.spec.sizes import TRUE, Const, Expr, add, as_expr, const_value, \
-    definitely_equal, floordiv, in_coords, mod, mul, out_coords, product
+from sparsefold.spec.ir import Node, Piece, RandomRow, Shape, ShapeOp, normalize_axis, show_shape
+from sparsefold.spec.sizes import (
+    TRUE,
+    Const,
+    Expr,
+    Op,
+    Sym,
+    add,
+    as_expr,
+    const_value,
+    definitely_equal,
+    floordiv,
+    in_coords,
+    mod,
+    mul,
+    out_coords,
+    product,
+)
 
 __all__ = ["Collapse", "Split", "reshape_steps", "row_major_split", "row_major_join"]
 
@@ -72,6 +88,28 @@ class Collapse(ShapeOp):
         forward = i[:a] + (row_major_join(i[a:b], s[a:b]),) + i[b:]
         return (Piece(0, TRUE, backward, TRUE, forward),)
 
+    @classmethod
+    def configurations(cls):
+        for r in range(1, 5):
+            for a in range(r):
+                for b in range(a + 1, r + 1):
+                    yield Collapse(symbolic_input("X", *_sizes(r)), a, b)
+
+    @classmethod
+    def examples(cls):
+        return [("reshape(A, (I*J, K))  with A: (I, J, K)",
+                 Collapse(symbolic_input("A", "I", "J", "K"), 0, 2))]
+
+    @classmethod
+    def random_row(cls):
+        """Reshape to a random target (``spec.derived.reshape``: collapses and splits)."""
+        from sparsefold.spec.derived import reshape
+        return RandomRow(
+            "reshape", lambda shape, limits: len(shape) <= limits.max_dims,
+            lambda draw, st, shape, limits: {"shape": draw(st.reshape_targets(
+                shape, max_dims=limits.max_dims, max_side=limits.max_side))},
+            lambda x, shape: reshape(x, shape), "{0}.reshape({shape})")
+
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Split(ShapeOp):
@@ -109,6 +147,29 @@ class Split(ShapeOp):
         backward = k[:a] + (row_major_join(k[a:a + m], self.sizes),) + k[a + m:]
         forward = i[:a] + row_major_split(i[a], self.sizes) + i[a + 1:]
         return (Piece(0, TRUE, backward, TRUE, forward),)
+
+    @classmethod
+    def configurations(cls):
+        for r in range(1, 4):
+            for a in range(r):
+                for m in (1, 2, 3) if r < 3 else (2, 3):
+                    parts = tuple(Sym(f"S{j}") for j in range(m))
+                    shape = list(_sizes(r))
+                    shape[a] = product(parts)
+                    yield Split(symbolic_input("X", *shape), a, parts)
+
+    @classmethod
+    def examples(cls):
+        i, j = Sym("I"), Sym("J")
+        return [("reshape(A, (I, J, K))  with A: (I*J, K)",
+                 Split(symbolic_input("A", i * j, "K"), 0, (i, j)))]
+
+    # random programs draw splits through collapse's reshape row
+
+
+def _sizes(rank: int) -> tuple[str, ...]:
+    """Distinct size symbols ``N0 .. N{rank-1}`` for a configuration's operand."""
+    return tuple(f"N{d}" for d in range(rank))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -160,7 +221,6 @@ def _exact_quotient(total: Expr, known: Expr) -> Expr | None:
 
 
 def _factors(e: Expr) -> tuple[Expr, ...]:
-    from sparsefold.spec.sizes import Op
     if isinstance(e, Op) and e.op == "mul":
         return _factors(e.args[0]) + _factors(e.args[1])
     return () if e == Const(1) else (e,)
@@ -211,9 +271,11 @@ def _groups(shape: Shape, target: tuple[Expr, ...]):
                 break
             grow_in = ob == len(target) or (ib < len(shape) and _smaller(pin, pout))
             if grow_in and ib < len(shape):
-                pin = mul(pin, shape[ib]); ib += 1
+                pin = mul(pin, shape[ib])
+                ib += 1
             else:
-                pout = mul(pout, target[ob]); ob += 1
+                pout = mul(pout, target[ob])
+                ob += 1
         # trailing size-1 output axes belong to this group (keeps groups non-empty)
         while ob < len(target) and target[ob] == Const(1) and ib == len(shape):
             ob += 1

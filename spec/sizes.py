@@ -17,8 +17,9 @@ Conventions, stated once:
 **One table, several readings** (STYLE 9): :data:`OPS` names every operator with its arity
 and the NumPy function that *is* its meaning. The other readings are built from it by
 explicit overrides: :data:`PYTHON` (exact constant folding on Python ints), :data:`C`
-(Cython expression text for the emitter), and :data:`Z3`, an empty slot that
-``sparsefold.verify`` fills with its Z3 terms.
+(Cython expression text for the emitter), and ``sizes_z3.Z3_TABLE`` (Z3 terms, for the
+verifier's and the compiler's proofs; its own module, so that reading the language does not
+need Z3).
 """
 
 from __future__ import annotations
@@ -36,12 +37,13 @@ import numpy as np
 from sparsefold.spec.errors import IllFormedProgram
 
 __all__ = [
-    "Expr", "Const", "Sym", "Op", "OPS", "PYTHON", "C", "Z3", "ExprLike",
+    "Expr", "Const", "Sym", "Op", "OPS", "NUMPY", "PYTHON", "C", "ExprLike",
     "as_expr", "op", "add", "sub", "mul", "floordiv", "mod", "minimum", "maximum",
     "lt", "le", "eq", "ne", "gt", "ge", "and_", "or_", "not_", "select", "product",
     "TRUE", "FALSE", "free_symbols", "substitute", "evaluate", "read", "to_c",
-    "definitely_equal", "is_const", "const_value", "out_coords", "in_coords",
-    "check_symbol_name", "assuming", "assume_equal",
+    "definitely_equal", "is_const", "const_value", "out_coord", "in_coord", "out_coords",
+    "in_coords", "out_binding", "in_binding", "conjuncts", "check_symbol_name", "ceil_div",
+    "python_function", "assuming", "assume_equal",
 ]
 
 
@@ -174,10 +176,6 @@ C: dict[str, Callable[..., str]] = {
     "select": lambda c, a, b: f"({a} if {c} else {b})",
 }
 
-# Slot for the Z3 reading; sparsefold.verify fills it (built from NUMPY by overrides).
-Z3: dict[str, Callable] = {}
-
-
 def as_expr(x: ExprLike) -> Expr:
     """Coerce an int (constant) or a str (symbol) to an :class:`Expr`."""
     if isinstance(x, Expr):
@@ -220,27 +218,39 @@ def _simplify(name: str, xs: tuple[Expr, ...]) -> Expr | None:
     """Exact identities on integers (sizes have no NaN, so ``x * 0 == 0`` holds here)."""
     v = [x.value if isinstance(x, Const) else None for x in xs]
     if name == "add":
-        if v[0] == 0: return xs[1]
-        if v[1] == 0: return xs[0]
-        if v[0] is not None: return op("add", xs[1], xs[0])  # constants go right
+        if v[0] == 0:
+            return xs[1]
+        if v[1] == 0:
+            return xs[0]
+        if v[0] is not None:
+            return op("add", xs[1], xs[0])  # constants go right
         a = xs[0]
         if v[1] is not None and isinstance(a, Op) and a.op == "add" \
                 and isinstance(a.args[1], Const):
             return op("add", a.args[0], a.args[1].value + v[1])
     elif name == "sub":
-        if v[1] is not None: return op("add", xs[0], -v[1])
-        if xs[0] == xs[1]: return Const(0)
+        if v[1] is not None:
+            return op("add", xs[0], -v[1])
+        if xs[0] == xs[1]:
+            return Const(0)
     elif name == "mul":
-        if v[0] == 1: return xs[1]
-        if v[1] == 1: return xs[0]
-        if v[0] == 0 or v[1] == 0: return Const(0)
+        if v[0] == 1:
+            return xs[1]
+        if v[1] == 1:
+            return xs[0]
+        if v[0] == 0 or v[1] == 0:
+            return Const(0)
     elif name == "floordiv":
-        if v[1] == 1: return xs[0]
-        if v[0] == 0 and v[1] is not None and v[1] != 0: return Const(0)
+        if v[1] == 1:
+            return xs[0]
+        if v[0] == 0 and v[1] is not None and v[1] != 0:
+            return Const(0)
     elif name == "mod":
-        if v[1] == 1: return Const(0)
+        if v[1] == 1:
+            return Const(0)
     elif name in ("min", "max"):
-        if xs[0] == xs[1]: return xs[0]
+        if xs[0] == xs[1]:
+            return xs[0]
         # every symbol is non-negative (sizes and coordinates), so e.g. max(I, 0) == I and
         # min(J, J + K) == J are exact here
         if _nonneg_poly(_poly(sub(xs[1], xs[0]))):
@@ -248,16 +258,24 @@ def _simplify(name: str, xs: tuple[Expr, ...]) -> Expr | None:
         if _nonneg_poly(_poly(sub(xs[0], xs[1]))):
             return xs[1] if name == "min" else xs[0]
     elif name == "and":
-        if v[0] == 0 or v[1] == 0: return FALSE
-        if v[0] is not None: return xs[1]
-        if v[1] is not None: return xs[0]
+        if v[0] == 0 or v[1] == 0:
+            return FALSE
+        if v[0] is not None:
+            return xs[1]
+        if v[1] is not None:
+            return xs[0]
     elif name == "or":
-        if v[0] not in (None, 0) or v[1] not in (None, 0): return TRUE
-        if v[0] == 0: return xs[1]
-        if v[1] == 0: return xs[0]
+        if v[0] not in (None, 0) or v[1] not in (None, 0):
+            return TRUE
+        if v[0] == 0:
+            return xs[1]
+        if v[1] == 0:
+            return xs[0]
     elif name == "select":
-        if v[0] is not None: return xs[1] if v[0] else xs[2]
-        if xs[1] == xs[2]: return xs[1]
+        if v[0] is not None:
+            return xs[1] if v[0] else xs[2]
+        if xs[1] == xs[2]:
+            return xs[1]
     elif name in ("le", "ge", "eq") and xs[0] == xs[1]:
         return TRUE
     elif name in ("le", "lt", "ge", "gt") and (v[0] is not None or v[1] is not None):
@@ -304,14 +322,43 @@ def product(xs) -> Expr:
     return out
 
 
+def out_coord(d: int) -> Sym:
+    """The symbol of an operator's output coordinate on axis ``d``: ``_k<d>``."""
+    return Sym(f"_k{d}")
+
+
+def in_coord(d: int) -> Sym:
+    """The symbol of an operator's operand coordinate on axis ``d``: ``_i<d>``."""
+    return Sym(f"_i{d}")
+
+
 def out_coords(n: int) -> tuple[Sym, ...]:
     """Coordinate symbols of an operator's output: ``_k0 .. _k{n-1}``."""
-    return tuple(Sym(f"_k{d}") for d in range(n))
+    return tuple(out_coord(d) for d in range(n))
 
 
 def in_coords(n: int) -> tuple[Sym, ...]:
     """Coordinate symbols of an operator's operand: ``_i0 .. _i{n-1}``."""
-    return tuple(Sym(f"_i{d}") for d in range(n))
+    return tuple(in_coord(d) for d in range(n))
+
+
+def out_binding(values) -> dict[str, Any]:
+    """``{"_k0": values[0], "_k1": values[1], ...}``: output coordinates bound to values
+    (expressions, C names, arrays), for :func:`substitute`, :func:`evaluate`, :func:`to_c`."""
+    return {out_coord(d).name: v for d, v in enumerate(values)}
+
+
+def in_binding(values) -> dict[str, Any]:
+    """``{"_i0": values[0], ...}``: operand coordinates bound to values."""
+    return {in_coord(d).name: v for d, v in enumerate(values)}
+
+
+def conjuncts(e: ExprLike) -> list[Expr]:
+    """The conjuncts of a predicate (``and`` split all the way down; none for true)."""
+    e = as_expr(e)
+    if isinstance(e, Op) and e.op == "and":
+        return conjuncts(e.args[0]) + conjuncts(e.args[1])
+    return [] if e == TRUE else [e]
 
 
 def free_symbols(e: ExprLike) -> frozenset[str]:
@@ -474,8 +521,6 @@ def ceil_div(a: ExprLike, b: int) -> Expr:
     return floordiv(add(a, b - 1), b)
 
 
-__all__.append("ceil_div")
-
 
 _COMPILED: dict[tuple, Callable] = {}
 
@@ -500,5 +545,3 @@ def python_function(exprs: tuple[Expr, ...]) -> Callable[[Mapping[str, int]], tu
         fn = _COMPILED[key] = scope["_f"]
     return fn
 
-
-__all__.append("python_function")

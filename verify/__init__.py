@@ -5,28 +5,40 @@
     r = verify.prove_equal(lhs, rhs)           # two programs with symbolic sizes
     r.status                                   # "proved" | "bounded" | "refuted" | ...
     r.counterexample                           # None, or .replay() / .as_test()
-    verify.order_preserving(node)              # proved order property (the compiler asks)
-    verify.rewrite(program)                    # apply proved rules (the optimizer pass)
+    verify.order_preserving(node)              # the proved order property of an operator
+    verify.rewrite(program)                    # the optimize pass with proved rules only
     verify.differential(fn, *inputs_or_strategies, out="csr")   # compiled == interpreted
     verify.programs()                          # Hypothesis strategy of random programs
 
-Modules, in reading order: ``z3_reading`` (the Z3 reading of the size table), ``lemmas``,
-``solver`` (staged → direct → bounded, deterministic ``rlimit``), ``results``,
-``obligations`` + ``operators`` (operator entries), ``encode`` + ``equal`` (programs),
-``replay`` (counterexamples through the interpreter), ``rules`` + ``catalog`` +
-``wrong_rules`` (rules as data), ``rewrite`` (the optimizer pass), ``cli`` (``sparsefold
-prove``), ``differential`` (compiled kernels against the interpreter). ``strategies`` and
+Modules, in reading order: ``z3_reading`` (obligation walkers; the Z3 reading of sizes is
+``spec.sizes_z3``), ``lemmas``, ``solver`` (staged → direct → bounded, deterministic
+``rlimit``), ``results``, ``obligations`` + ``operators`` (operator entries), ``encode`` +
+``equal`` (programs), ``replay`` (counterexamples through the interpreter), ``rules``
+(proving the rules of ``spec.catalog``) + ``wrong_rules``, ``rewrite`` (the compiler's
+optimize pass with these proofs), ``cli`` (``sparsefold prove``), ``differential``
+(compiled kernels against the interpreter). ``strategies`` and
 ``random_programs`` (Hypothesis, a test dependency) are imported on their own.
 """
 
-from sparsefold.verify import z3_reading as _z3_reading  # noqa: F401  (fills sizes.Z3)
 from sparsefold.verify.catalog import RULES, get_rule
 from sparsefold.verify.differential import DifferentialError, differential
 from sparsefold.verify.equal import prove_equal, smt2
-from sparsefold.verify.operators import order_preserving, order_status, prove_instance, \
-    prove_operator
-from sparsefold.verify.results import BOUNDED, PROVED, REFUTED, STATUSES, UNKNOWN, VACUOUS, \
-    Outcome, ProofResult
+from sparsefold.verify.operators import (
+    order_preserving,
+    order_status,
+    prove_instance,
+    prove_operator,
+)
+from sparsefold.verify.results import (
+    BOUNDED,
+    PROVED,
+    REFUTED,
+    STATUSES,
+    UNKNOWN,
+    VACUOUS,
+    Outcome,
+    ProofResult,
+)
 from sparsefold.verify.rewrite import rewrite
 from sparsefold.verify.rules import Rule, prove_rule, rule
 from sparsefold.verify.wrong_rules import WRONG_RULES

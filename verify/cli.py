@@ -36,12 +36,12 @@ def _row(name: str, status: str, seconds: float, detail: str, ok: bool) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from sparsefold.spec import SHAPE_OPERATORS
     from sparsefold.verify import lemmas, operators
     from sparsefold.verify.catalog import RULES, get_rule
     from sparsefold.verify.results import PROVED
     from sparsefold.verify.rules import prove_rule
     from sparsefold.verify.wrong_rules import WRONG_RULES
-    from sparsefold.spec import SHAPE_OPERATORS
 
     if args.smt2:
         from sparsefold.verify.equal import smt2

@@ -11,6 +11,7 @@ from __future__ import annotations
 import textwrap
 from dataclasses import dataclass
 
+from sparsefold.spec import sizes as sz
 from sparsefold.spec.ir import ShapeOp
 
 __all__ = ["IndexCounterexample", "show_values"]
@@ -66,7 +67,7 @@ class IndexCounterexample:
         for p in im.pieces:
             src = data[node.operands()[p.operand].name]
             for i in np.ndindex(src.shape):
-                env = {f"_i{d}": c for d, c in enumerate(i)}
+                env = sz.in_binding(i)
                 if not py_eval(p.forward_guard, env):
                     continue
                 k = tuple(0 if f is None else py_eval(f, env) for f in p.forward)
@@ -89,8 +90,9 @@ class IndexCounterexample:
         q = next(x for x in im.pieces if str(x.operand) == (second or first))
 
         def image(piece, prefix, free):
-            env = dict(self.values) | {f"_i{d}": self.values.get(f"{prefix}{d}", 0)
-                                       for d in range(len(im.in_shapes[piece.operand]))}
+            n = len(im.in_shapes[piece.operand])
+            env = dict(self.values) | sz.in_binding(
+                [self.values.get(f"{prefix}{d}", 0) for d in range(n)])
             return tuple(self.values.get(f"_f{free}{d}", "*") if f is None else py_eval(f, env)
                          for d, f in enumerate(piece.forward))
 

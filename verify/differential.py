@@ -11,27 +11,16 @@ For each set of inputs, :func:`differential` computes
 
 and requires, beyond equal values (floats: ``allclose`` with ``equal_nan``, a tolerance for
 reassociated sums; ints and bools: exact), that the compiled result is **well-formed
-storage of the requested kind**: the container the documented ``out`` rule names (table
-below), the interpreter's shape and dtype, and for a sparse result canonical storage —
-consistent lengths, ``indptr`` starting at 0 and non-decreasing, coordinates in range,
-sorted in storage order with no duplicates (what the format's unique/ordered levels
+storage of the requested kind**: the container the documented ``out`` rule names, the
+interpreter's shape and dtype, and for a sparse result canonical storage — consistent
+lengths, ``indptr`` starting at 0 and non-decreasing, coordinates in range, sorted in storage
+order with no duplicates (what the format's unique/ordered levels
 forbid). Storage is checked before the result is densified, so broken storage is reported,
 not read. The kernel must also leave its inputs' arrays unchanged. When the interpreter
 rejects the data (:class:`InvalidData`), the kernel must reject it too.
 
-Result containers by ``out`` (``sparsefold.compiler`` README), scipy inputs:
-
-======  =========================  ====================  ============================
-out     2-d result                 1-d result            other ranks
-======  =========================  ====================  ============================
-csr     ``csr_array``              ``csr_array`` (1-d)   ``coo_array`` (0-d: NumPy)
-dcsr    ``csr_array``              ``csr_array`` (1-d)   ``coo_array`` (0-d: NumPy)
-csc     ``csc_array``              ``csr_array`` (1-d)   ``coo_array`` (0-d: NumPy)
-coo     ``coo_array``              ``coo_array``         ``coo_array`` (0-d: NumPy)
-dense   ``numpy.ndarray``          ``numpy.ndarray``     ``numpy.ndarray``
-======  =========================  ====================  ============================
-
-With pydata/sparse inputs, sparse results are pydata ``GCXS`` (2-d csr/dcsr/csc) or ``COO``.
+The result containers are the rules of ``sparsefold.storage.results`` (a table by ``out``
+and rank there), which every engine follows.
 
 A failure raises :class:`DifferentialError` (an ``AssertionError``) whose message shows the
 program as compiled, the inputs, both results and what differs. Hypothesis (a test
@@ -46,8 +35,9 @@ from typing import Any
 
 import numpy as np
 
-from sparsefold.interop import is_pydata_sparse, is_scipy_sparse
 from sparsefold.spec.errors import InvalidData
+from sparsefold.storage.describe import is_pydata_sparse, is_scipy_sparse
+from sparsefold.storage.results import result_container
 
 __all__ = ["differential", "DifferentialError", "storage_problems", "tolerance"]
 
@@ -218,7 +208,7 @@ class _Checker:
 
     def _compare(self, report, got, expected: np.ndarray, out: str, library: str,
                  scale: float) -> None:
-        want = _expected_container(out, expected.ndim, library)
+        want = result_container(out, expected.ndim, library)
         if not _has_container(got, want):
             report.fail(f"expected a {want[0]} result for out={out!r} ({expected.ndim}-d), "
                         f"found {_kind(got)}")
@@ -260,22 +250,6 @@ def _magnitude(a: Any) -> float:
 
 
 # --- what a result must look like ------------------------------------------------------------
-
-def _expected_container(out: str, ndim: int, library: str) -> tuple[str, str | None]:
-    """(container name, storage kind) for ``out`` and the result's rank: see the table in
-    the module docstring. Storage kinds: None (dense), "csr", "csc", "coo"."""
-    if out == "dense" or ndim == 0:
-        return "numpy.ndarray", None
-    if library == "pydata":
-        if ndim == 2 and out in ("csr", "dcsr", "csc"):
-            return "sparse.GCXS", "csc" if out == "csc" else "csr"
-        return "sparse.COO", "coo"
-    if ndim == 1:
-        return ("coo_array", "coo") if out == "coo" else ("csr_array", "csr")
-    if ndim > 2 or out == "coo":
-        return "coo_array", "coo"
-    return ("csc_array", "csc") if out == "csc" else ("csr_array", "csr")
-
 
 def _has_container(got: Any, want: tuple[str, str | None]) -> bool:
     name, kind = want

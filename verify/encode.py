@@ -40,8 +40,9 @@ __all__ = ["Encoder", "RangeTerm", "Trace", "RING_FUNCTIONS", "RING_DTYPE"]
 RING_DTYPE = np.dtype("int64")
 RING_FUNCTIONS = {"add": lambda a, b: a + b, "subtract": lambda a, b: a - b,
                   "multiply": lambda a, b: a * b, "negative": lambda a: -a}
-_MONOID_COMBINE = {"sum": lambda a, b: a + b, "prod": lambda a, b: a * b}
-_MONOID_IDENTITY = {"sum": 0, "prod": 1}
+# monoids whose operation is a ring operation, exact on int64 (their spec combine, np.add or
+# np.multiply, applies to Z3 terms through Python's operators)
+_RING_MONOIDS = ("sum", "prod")
 
 
 @dataclass
@@ -153,7 +154,7 @@ class Encoder:
 
     def _shape_op(self, node: ShapeOp, coords, pc):
         im = node.index_map()
-        env = {f"_k{d}": c for d, c in enumerate(coords)}
+        env = sz.out_binding(coords)
         for path, a, b in division_sites(im.requires):
             self._division(pc, path, a, b, env)
         ops = node.operands()
@@ -221,7 +222,7 @@ class Encoder:
 
     def _reduce(self, node: Reduce, coords, pc):
         arg = node.arg
-        exact = (len(node.axes) == 1 and node.monoid in _MONOID_COMBINE
+        exact = (len(node.axes) == 1 and node.monoid.name in _RING_MONOIDS
                  and node.dtype == RING_DTYPE and arg.dtype == RING_DTYPE)
         if not exact:
             why = ("a float or mixed-dtype reduction" if len(node.axes) == 1
@@ -238,8 +239,7 @@ class Encoder:
             return self._opaque_value(node, coords, "nested reductions are encoded opaquely")
         value = z3.Real(f"_s{n}", self.ctx)
         self.ranges.append(RangeTerm(value, j, length, body, node.monoid, node.dtype,
-                                     _MONOID_COMBINE[node.monoid],
-                                     _MONOID_IDENTITY[node.monoid], pc))
+                                     node.monoid.combine, node.monoid.identity, pc))
         return value
 
     def _opaque_value(self, node: Node, coords, why: str):

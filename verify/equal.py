@@ -70,7 +70,7 @@ class _Problem:
 
     def __init__(self, reading: Reading, lhs: Node, rhs: Node, assume: list[sz.Expr]):
         self.rd = reading
-        self.k = tuple(reading.var(f"_k{d}") for d in range(lhs.ndim))
+        self.k = tuple(reading.var(sz.out_coord(d).name) for d in range(lhs.ndim))
         self.enc = Encoder(reading)
         self.left_trace, self.right_trace = Trace(), Trace()
         self.left = self.enc.encode(lhs, self.k, self.left_trace)
@@ -239,7 +239,7 @@ def prove_equal(lhs, rhs, *, when: sz.Expr | str | None = None, name: str | None
         return p
 
     def k_values(values):
-        return tuple(values.get(f"_k{d}", 0) for d in range(lhs.ndim))
+        return tuple(values.get(sz.out_coord(d).name, 0) for d in range(lhs.ndim))
 
     def confirm(what):
         def run(values):

@@ -21,8 +21,15 @@ from typing import Any
 
 import numpy as np
 
-from sparsefold.verify.fuzz_mutations import FORMATS, MUTATIONS, Expect, Mutation, \
-    build_input, meaning, storage
+from sparsefold.verify.fuzz_mutations import (
+    FORMATS,
+    MUTATIONS,
+    Expect,
+    Mutation,
+    build_input,
+    meaning,
+    storage,
+)
 
 __all__ = ["Program", "programs", "configurations", "Case", "CaseResult", "make_case",
            "run_case", "replay", "OUTS"]
@@ -268,7 +275,7 @@ def _snapshot(a) -> list[np.ndarray]:
 
 
 def _storage_kind(got) -> str | None:
-    from sparsefold.interop import is_pydata_sparse
+    from sparsefold.storage.describe import is_pydata_sparse
     if isinstance(got, np.ndarray):
         return None
     if is_pydata_sparse(got):

@@ -22,10 +22,11 @@ entry's ``requires``:
                             size is ≤ 2^31 - 9 (2^63 - 9) — see :data:`WIDTHS`
 =========================  =================================================================
 
-Properties (answers, not requirements): ``order[p]`` — ``forward_p`` is strictly increasing
-in row-major order on its domain; ``order[p<q]`` — everything piece ``p`` produces precedes
-everything piece ``q`` produces. Order preservation of the whole operator is their
-conjunction (``verify.operators.order_preserving``).
+Properties (answers, not requirements), the order property of ``spec.order``: ``order[p]`` —
+``forward_p`` is strictly increasing in row-major order on its domain; ``order[p<q]`` —
+everything piece ``p`` produces precedes everything piece ``q`` produces. Order
+preservation of the whole operator is their conjunction
+(``verify.operators.order_preserving``).
 
 Each obligation is ``(name, assumptions, goal)`` over size expressions, so that a model can be
 checked without Z3 by the exact Python reading (:func:`holds`).
@@ -37,6 +38,7 @@ from dataclasses import dataclass
 
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.ir import ShapeOp
+from sparsefold.spec.order import Entry, arrives_in_order
 from sparsefold.verify.z3_reading import division_sites, subterms
 
 __all__ = ["Obligation", "obligations", "properties", "holds", "py_eval", "failing_part",
@@ -67,14 +69,6 @@ def _implies(a, b) -> sz.Expr:
 
 def _in_box(coords, shape) -> sz.Expr:
     return sz.and_(*(sz.and_(sz.le(0, c), sz.lt(c, n)) for c, n in zip(coords, shape)))
-
-
-def _lex_less(a, b) -> sz.Expr:
-    cases, prefix = [], []
-    for x, y in zip(a, b):
-        cases.append(sz.and_(*prefix, sz.lt(x, y)))
-        prefix.append(sz.eq(x, y))
-    return sz.or_(*cases)
 
 
 def _renamed(coords, prefix: str) -> dict[str, sz.Expr]:
@@ -181,34 +175,32 @@ def _width_obligations(im, req) -> list[Obligation]:
 
 
 def properties(node: ShapeOp) -> list[Obligation]:
-    """Order preservation of each piece, and between consecutive pieces."""
+    """Order preservation of each piece, and between consecutive pieces: the order property
+    of ``spec.order`` (which the compiler proves of its streams) for the forward maps, with
+    operands iterated in row-major order."""
     im = node.index_map()
     K, req = im.out_shape, im.requires
-    out = []
-    for p in im.pieces:
+
+    def entry(p, tag: str, rename: bool) -> Entry:
         S = im.in_shapes[p.operand]
         i = sz.in_coords(len(S))
-        j_map = _renamed(i, "_j")
-        j = tuple(j_map[c.name] for c in i)
-        fi, free_i = _forward_image(p, K, "a")
-        fj, free_j = _forward_image(p, K, "b")
-        fj = tuple(sz.substitute(c, j_map) for c in fj)
-        assume = (req, _in_box(i, S), p.forward_guard, _in_box(j, S),
-                  sz.substitute(p.forward_guard, j_map), _lex_less(i, j), *free_i, *free_j)
+        j_map = _renamed(i, "_j") if rename else {}
+        coords = tuple(j_map.get(c.name, c) for c in i)
+        image, free = _forward_image(p, K, tag)
+        image = tuple(sz.substitute(c, j_map) for c in image)
+        guard = sz.substitute(p.forward_guard, j_map)
+        return Entry(coords, image, (_in_box(coords, S), guard, *free))
+
+    out = []
+    for p in im.pieces:
+        assume, goal = arrives_in_order(entry(p, "a", False), entry(p, "b", True),
+                                        same_source=True)
         tag = f"[{p.operand}]" if len(im.pieces) > 1 or p.operand else "[0]"
-        out.append(Obligation(f"order{tag}", assume, _lex_less(fi, fj), "property"))
+        out.append(Obligation(f"order{tag}", (req, *assume), goal, "property"))
     for p, q in zip(im.pieces, im.pieces[1:]):
-        Sp, Sq = im.in_shapes[p.operand], im.in_shapes[q.operand]
-        i = sz.in_coords(len(Sp))
-        jq = sz.in_coords(len(Sq))
-        j_map = _renamed(jq, "_j")
-        j = tuple(j_map[c.name] for c in jq)
-        fi, free_i = _forward_image(p, K, "a")
-        fj, free_j = _forward_image(q, K, "b")
-        fj = tuple(sz.substitute(c, j_map) for c in fj)
-        assume = (req, _in_box(i, Sp), p.forward_guard, _in_box(j, Sq),
-                  sz.substitute(q.forward_guard, j_map), *free_i, *free_j)
-        out.append(Obligation(f"order[{p.operand}<{q.operand}]", assume, _lex_less(fi, fj),
+        assume, goal = arrives_in_order(entry(p, "a", False), entry(q, "b", True),
+                                        same_source=False)
+        out.append(Obligation(f"order[{p.operand}<{q.operand}]", (req, *assume), goal,
                               "property"))
     return out
 

@@ -2,10 +2,11 @@
 set of discrete configurations with symbolic sizes.
 
 Discrete structure (ranks, axes, steps, number of operands, which bounds are given) is
-enumerated here in Python; every size, bound and pad width stays a symbol. Each
-configuration is an ordinary node over :class:`Input`\\ s with symbolic shapes, proved by
-the obligations of ``verify.obligations``. User-defined operators are proved the same way:
-pass instances of the new class to :func:`prove_operator`.
+enumerated by each entry's ``configurations()`` (on the entry, in ``spec``); every size,
+bound and pad width stays a symbol. Each configuration is an ordinary node over
+:class:`Input`\\ s with symbolic shapes, proved by the obligations of
+``verify.obligations``. User-defined operators are proved the same way: pass the new class
+(its ``configurations()``) or instances of it to :func:`prove_operator`.
 
 :func:`order_preserving` is what the compiler asks before assembling an output append-only:
 its answer is the *proof result* of the order properties, cached per operator structure with
@@ -16,24 +17,27 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import itertools
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from sparsefold.spec import SHAPE_OPERATORS
 from sparsefold.spec import sizes as sz
-from sparsefold.spec.compute import Input
+from sparsefold.spec.compute import Input, symbolic_input
 from sparsefold.spec.errors import IllFormedProgram
 from sparsefold.spec.ir import Node, ShapeOp
-from sparsefold.spec.ops_axes import BroadcastTo, ExpandDims, PermuteDims, Squeeze
-from sparsefold.spec.ops_concat import Concat
-from sparsefold.spec.ops_index import Index, Pad, Slice
-from sparsefold.spec.ops_reshape import Collapse, Split
+from sparsefold.spec.ops_reshape import Split
 from sparsefold.verify.counterexample import IndexCounterexample
 from sparsefold.verify.obligations import Obligation, holds, obligations, properties
-from sparsefold.verify.results import PROVED, REFUTED, UNKNOWN, VACUOUS, Outcome, \
-    CombinedReport, ProofResult
+from sparsefold.verify.results import (
+    PROVED,
+    REFUTED,
+    UNKNOWN,
+    VACUOUS,
+    CombinedReport,
+    Outcome,
+    ProofResult,
+)
 from sparsefold.verify.solver import decide, satisfiable
 from sparsefold.verify.z3_reading import Reading
 
@@ -41,121 +45,21 @@ __all__ = ["configurations", "prove_instance", "prove_operator", "OperatorReport
            "order_preserving", "abstract_instance", "CONFIGURATIONS"]
 
 
-def _x(shape, name: str = "X") -> Input:
-    return Input(name, tuple(sz.as_expr(n) for n in shape), "float64", "dense")
+# --- configurations: on each entry (ShapeOp.configurations), sizes symbolic ----------------
 
-
-def _sizes(rank: int, prefix: str = "N") -> tuple[str, ...]:
-    return tuple(f"{prefix}{d}" for d in range(rank))
-
-
-# --- configurations: discrete structure in Python, sizes symbolic ------------------------------
-
-def _collapse():
-    for r in range(1, 5):
-        for a in range(r):
-            for b in range(a + 1, r + 1):
-                yield Collapse(_x(_sizes(r)), a, b)
-
-
-def _split():
-    for r in range(1, 4):
-        for a in range(r):
-            for m in (1, 2, 3) if r < 3 else (2, 3):
-                parts = tuple(sz.Sym(f"S{j}") for j in range(m))
-                shape = list(_sizes(r))
-                shape[a] = sz.product(parts)
-                yield Split(_x(shape), a, parts)
-
-
-def _concat():
-    for r in range(1, 4):
-        for a in range(r):
-            for n in (2, 3):
-                args = []
-                for p in range(n):
-                    shape = list(_sizes(r))
-                    shape[a] = f"M{p}"
-                    args.append(_x(shape, "XYZ"[p]))
-                yield Concat(tuple(args), a)
-
-
-_STEPS = (1, -1, 2, -2, 3, -3)
-
-
-def _slice():
-    B, E = sz.Sym("B"), sz.Sym("E")
-    starts = (None, B, -2)
-    stops = (None, E, -1)
-    for step in _STEPS:
-        for start in starts:
-            for stop in stops:
-                yield Slice(_x(("N0",)), ((start, stop, step),))
-    for steps in ((1, 2), (-1, 3), (2, -2), (-3, 1)):
-        yield Slice(_x(("N0", "N1")), ((B, E, steps[0]), (None, None, steps[1])))
-    yield Slice(_x(("N0", "N1", "N2")), ((None, E, 2), (B, None, -1), (1, -1, 3)))
-
-
-def _index():
-    for r in range(1, 4):
-        for a in range(r):
-            yield Index(_x(_sizes(r)), a, sz.Sym("P"))
-            yield Index(_x(_sizes(r)), a, -1)
-
-
-def _broadcast_to():
-    for r in range(0, 3):
-        for stretch in itertools.product((False, True), repeat=r):
-            for lead in range(0, 3):
-                shape = tuple(1 if s else f"N{d}" for d, s in enumerate(stretch))
-                target = tuple(sz.Sym(f"L{d}") for d in range(lead)) + tuple(
-                    sz.Sym(f"T{d}") if s else sz.Sym(f"N{d}") for d, s in enumerate(stretch))
-                if r == 0 and lead == 0:
-                    continue
-                yield BroadcastTo(_x(shape), target)
-
-
-def _expand_dims():
-    for r in range(0, 4):
-        for a in range(r + 1):
-            yield ExpandDims(_x(_sizes(r)), a)
-
-
-def _squeeze():
-    for r in range(1, 4):
-        for ones in itertools.product((False, True), repeat=r):
-            if any(ones):
-                shape = tuple(1 if o else f"N{d}" for d, o in enumerate(ones))
-                yield Squeeze(_x(shape), tuple(d for d, o in enumerate(ones) if o))
-
-
-def _permute_dims():
-    for r in range(1, 5):
-        for perm in itertools.permutations(range(r)):
-            yield PermuteDims(_x(_sizes(r)), perm)
-
-
-def _pad():
-    yield Pad(_x(("N0",)), ((sz.Sym("P0"), sz.Sym("Q0")),))
-    yield Pad(_x(("N0",)), ((sz.Const(0), sz.Sym("Q0")),))
-    yield Pad(_x(("N0",)), ((sz.Sym("P0"), sz.Const(0)),))
-    for r in (2, 3):
-        yield Pad(_x(_sizes(r)), tuple((sz.Sym(f"P{d}"), sz.Sym(f"Q{d}")) for d in range(r)))
-
-
-CONFIGURATIONS = {
-    "collapse": _collapse, "split": _split, "concat": _concat, "slice": _slice,
-    "index": _index, "broadcast_to": _broadcast_to, "expand_dims": _expand_dims,
-    "squeeze": _squeeze, "permute_dims": _permute_dims, "pad": _pad,
-}
+# By name, as before: each value builds the instances the entry's configurations() gives.
+CONFIGURATIONS = {name: cls.configurations for name, cls in SHAPE_OPERATORS.items()}
 
 
 def configurations(name: str) -> list[ShapeOp]:
-    """The instances on which the entry called ``name`` is proved."""
-    if name not in CONFIGURATIONS:
-        raise IllFormedProgram(f"no configurations for operator {name!r}; known: "
-                               f"{sorted(CONFIGURATIONS)}")
-    return list(CONFIGURATIONS[name]())
+    """The instances on which the entry called ``name`` is proved (its
+    ``configurations()``)."""
+    cls = SHAPE_OPERATORS.get(name)
+    nodes = list(cls.configurations()) if cls is not None else []
+    if not nodes:
+        known = sorted(n for n, c in SHAPE_OPERATORS.items() if list(c.configurations()))
+        raise IllFormedProgram(f"no configurations for operator {name!r}; known: {known}")
+    return nodes
 
 
 # --- proving one instance --------------------------------------------------------------------
@@ -247,10 +151,15 @@ class OperatorReport(CombinedReport):
 
 
 def prove_operator(what, *, with_properties: bool = True) -> OperatorReport:
-    """Prove an operator entry: a name in ``SHAPE_OPERATORS`` (over its built-in
-    configurations), a ShapeOp instance, or an iterable of instances (a user's operator)."""
+    """Prove an operator entry: a name in ``SHAPE_OPERATORS`` or a ShapeOp subclass (over
+    its ``configurations()``), a ShapeOp instance, or an iterable of instances."""
     t0 = time.perf_counter()
-    if isinstance(what, str):
+    if isinstance(what, type) and issubclass(what, ShapeOp):
+        name, nodes = what.__name__.lower(), list(what.configurations())
+        if not nodes:
+            raise IllFormedProgram(f"prove_operator: {what.__name__} has no configurations(); "
+                                   f"pass instances of it instead")
+    elif isinstance(what, str):
         if what not in SHAPE_OPERATORS:
             raise IllFormedProgram(f"unknown shape operator {what!r}; known: "
                                    f"{sorted(SHAPE_OPERATORS)}")
@@ -304,11 +213,12 @@ def abstract_instance(node: ShapeOp) -> ShapeOp:
         a = node.axis % len(shapes[0])
         shapes[0] = shapes[0][:a] + (sz.product(params["sizes"]),) + shapes[0][a + 1:]
     try:
-        return _rebuild(node, params, [_x(s, f"X{n}") for n, s in enumerate(shapes)])
+        return _rebuild(node, params, [symbolic_input(f"X{n}", *s) for n, s in enumerate(shapes)])
     except IllFormedProgram:
         same = {f.name: getattr(node, f.name) for f in dataclasses.fields(node)
                 if f.init and not _is_operand_field(getattr(node, f.name))}
-        return _rebuild(node, same, [_x(o.shape, f"X{n}") for n, o in enumerate(ops)])
+        return _rebuild(node, same, [symbolic_input(f"X{n}", *o.shape)
+                                     for n, o in enumerate(ops)])
 
 
 def _is_operand_field(v) -> bool:

@@ -11,14 +11,18 @@ are rows of an **operator table**. Each row declares
   agree off the axis); and
 * ``build`` / ``source`` — how it is written with ``sparsefold`` functions and printed.
 
-The *result* shape and dtype are not restated: each node is built through the front end
-on the spot, so the spec's shape rules compute them (and reject what is ill-typed, e.g.
-``-x`` of a bool: the node is then left out). Further operands are subtrees drawn from the
-program so far when their shape fits, fresh inputs otherwise, or the first operand itself
-(a repeated input). Failures shrink toward fewer nodes, then smaller leaves.
+The *result* shape and dtype are not restated: each node is built on the spot, so the
+spec's shape rules compute them (and reject what is ill-typed, e.g. ``-x`` of a bool: the
+node is then left out). Further operands are subtrees drawn from the program so far when
+their shape fits, fresh inputs otherwise, or the first operand itself (a repeated input).
+Failures shrink toward fewer nodes, then smaller leaves.
 
-Users add their own operator with a row: ``programs(operators={**OPERATORS, "flip":
-Operator(...)})`` (see ``docs/verification.md``).
+A shape operator's row is part of its entry (``ShapeOp.random_row``, a spec ``RandomRow``
+over nodes, adapted here by :func:`as_operator`); the compute rows (maps, reductions,
+matmul) are :data:`COMPUTE_ROWS`. :func:`operator_table` collects them, so an entry
+registered in ``spec.SHAPE_OPERATORS`` is drawn with no other code. Users may also pass
+their own rows: ``programs(operators={**OPERATORS, "flip": Operator(...)})`` (see
+``docs/verification.md``).
 """
 
 from __future__ import annotations
@@ -30,13 +34,14 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-import sparsefold as sf
+from sparsefold.spec import SHAPE_OPERATORS
+from sparsefold.spec.derived import apply, matmul, reduce
 from sparsefold.spec.errors import IllFormedProgram
-from sparsefold.verify.strategies import dense_arrays, format_fits, reshape_targets, shapes, \
-    slice_keys, sparse_arrays
+from sparsefold.spec.ir import RandomRow
+from sparsefold.verify.strategies import dense_arrays, format_fits, shapes, sparse_arrays
 
 __all__ = ["programs", "Program", "Term", "Operator", "Limits", "OPERATORS", "UNARY_MAPS",
-           "BINARY_MAPS"]
+           "BINARY_MAPS", "COMPUTE_ROWS", "operator_table", "as_operator"]
 
 
 @dataclass(frozen=True)
@@ -59,7 +64,7 @@ class Term:
     op: str
     args: tuple[Term, ...]
     params: Mapping[str, Any]
-    lazy: sf.LazyArray = field(repr=False)
+    lazy: Any = field(repr=False)  # a sparsefold.LazyArray
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -72,26 +77,13 @@ class Operator:
 
     requires: Callable[[tuple, Limits], bool]
     draw: Callable[..., dict]
-    build: Callable[..., sf.LazyArray]
+    build: Callable[..., Any]  # operand LazyArrays -> LazyArray
     source: str | Callable[[list[str], dict], str]
 
 
 # --- the table ---------------------------------------------------------------------------------
 
-def _key_source(key: tuple) -> str:
-    def one(k):
-        if k is None:
-            return "None"
-        if k is Ellipsis:
-            return "..."
-        if isinstance(k, slice):
-            text = ":".join("" if v is None else str(v) for v in (k.start, k.stop))
-            return text + (f":{k.step}" if k.step is not None else "")
-        return str(k)
-    return ", ".join(one(k) for k in key) if key else "()"
-
-
-def _broadcast_partner(draw, shape: tuple, limits: Limits) -> tuple:
+def _broadcast_partner(draw, st, shape: tuple, limits: Limits) -> tuple:
     """A shape that broadcasts against ``shape`` to ``shape``: a suffix of it, with some axes
     set to 1."""
     keep = draw(st.integers(0, len(shape)))
@@ -102,21 +94,7 @@ def _broadcast_partner(draw, shape: tuple, limits: Limits) -> tuple:
     return tuple(sub)
 
 
-def _concat_params(draw, shape, limits):
-    axis = draw(st.integers(-len(shape), len(shape) - 1))
-    other = list(shape)
-    other[axis] = draw(st.integers(0, limits.max_side))
-    return {"axis": axis, "operands": [tuple(other)]}
-
-
-def _broadcast_target(draw, shape, limits):
-    target = [draw(st.integers(0, limits.max_side)) if n == 1 else n for n in shape]
-    if len(shape) < limits.max_dims and draw(st.booleans()):
-        target.insert(0, draw(st.integers(0, limits.max_side)))
-    return {"shape": tuple(target)}
-
-
-def _reduce_params(draw, shape, limits):
+def _reduce_params(draw, st, shape, limits):
     monoid = draw(st.sampled_from(["sum", "max", "min", "any", "all", "prod"]))
     # prod over one axis only: products of up to max_side small values fit int32
     axes = [d for d in range(len(shape))]
@@ -127,103 +105,98 @@ def _reduce_params(draw, shape, limits):
     return {"monoid": monoid, "axis": axis, "keepdims": draw(st.booleans())}
 
 
-def _matmul_params(draw, shape, limits):
+def _matmul_params(draw, st, shape, limits):
     k = shape[-1]
     other = (k,) if draw(st.booleans()) else (k, draw(st.integers(0, limits.max_side)))
     return {"operands": [other]}
 
 
-# sources are parenthesized: they are spliced into each other and into ``{0}[...]``
+# built over spec nodes, as the front end builds x op y; sources are parenthesized: they
+# are spliced into each other and into ``{0}[...]``
 UNARY_MAPS: dict[str, tuple[Callable, str]] = {
-    "negative": (lambda x: -x, "(-{0})"),
-    "abs": (lambda x: sf.abs(x), "sf.abs({0})"),
-    "times2": (lambda x: x * 2, "({0} * 2)"),
-    "plus1": (lambda x: x + 1, "({0} + 1)"),
-    "positive": (lambda x: x > 0, "({0} > 0)"),
-    "half": (lambda x: x * 0.5, "({0} * 0.5)"),
+    "negative": (lambda x: apply("negative", x), "(-{0})"),
+    "abs": (lambda x: apply("abs", x), "sf.abs({0})"),
+    "times2": (lambda x: apply("multiply", x, 2), "({0} * 2)"),
+    "plus1": (lambda x: apply("add", x, 1), "({0} + 1)"),
+    "positive": (lambda x: apply("greater", x, 0), "({0} > 0)"),
+    "half": (lambda x: apply("multiply", x, 0.5), "({0} * 0.5)"),
 }
 
 BINARY_MAPS: dict[str, tuple[Callable, str]] = {
-    "add": (lambda x, y: x + y, "({0} + {1})"),
-    "subtract": (lambda x, y: x - y, "({0} - {1})"),
-    "multiply": (lambda x, y: x * y, "({0} * {1})"),
-    "divide": (lambda x, y: x / y, "({0} / {1})"),
-    "maximum": (lambda x, y: sf.maximum(x, y), "sf.maximum({0}, {1})"),
-    "minimum": (lambda x, y: sf.minimum(x, y), "sf.minimum({0}, {1})"),
+    "add": (lambda x, y: apply("add", x, y), "({0} + {1})"),
+    "subtract": (lambda x, y: apply("subtract", x, y), "({0} - {1})"),
+    "multiply": (lambda x, y: apply("multiply", x, y), "({0} * {1})"),
+    "divide": (lambda x, y: apply("divide", x, y), "({0} / {1})"),
+    "maximum": (lambda x, y: apply("maximum", x, y), "sf.maximum({0}, {1})"),
+    "minimum": (lambda x, y: apply("minimum", x, y), "sf.minimum({0}, {1})"),
 }
 
+# Rows that are not shape-operator entries: compute nodes and matmul (the entries' rows are
+# on the entries, ``ShapeOp.random_row``).
+COMPUTE_ROWS: tuple[RandomRow, ...] = (
+    RandomRow("map", lambda s, lim: len(s) <= lim.max_dims,
+              lambda draw, st, s, lim: {"fn": draw(st.sampled_from(sorted(UNARY_MAPS)))},
+              lambda x, fn: UNARY_MAPS[fn][0](x),
+              lambda a, p: UNARY_MAPS[p["fn"]][1].format(*a)),
+    RandomRow("binary", lambda s, lim: len(s) <= lim.max_dims,
+              lambda draw, st, s, lim: {"fn": draw(st.sampled_from(sorted(BINARY_MAPS))),
+                                        "operands": [_broadcast_partner(draw, st, s, lim)]},
+              lambda x, y, fn: BINARY_MAPS[fn][0](x, y),
+              lambda a, p: BINARY_MAPS[p["fn"]][1].format(*a)),
+    RandomRow("reduce", lambda s, lim: 1 <= len(s) <= lim.max_dims, _reduce_params,
+              lambda x, monoid, axis, keepdims: reduce(monoid, x, axis, keepdims),
+              lambda a, p: f"sf.{p['monoid']}({a[0]}, axis={p['axis']}, "
+                           f"keepdims={p['keepdims']})"),
+    RandomRow("matmul", lambda s, lim: 1 <= len(s) <= 2, _matmul_params,
+              lambda x, y: matmul(x, y), "({0} @ {1})"),
+)
 
-def _nd(lo: int = 0, hi: int | None = None) -> Callable[[tuple, Limits], bool]:
-    return lambda shape, limits: lo <= len(shape) <= (limits.max_dims if hi is None else hi)
+# Hypothesis draws a row by its position in the table: this order keeps the derandomized
+# CI examples what they were. Rows of entries registered later come last.
+_DRAW_ORDER = ("slice", "reshape", "permute_dims", "expand_dims", "squeeze", "broadcast_to",
+               "pad", "map", "binary", "concat", "reduce", "matmul")
 
 
-OPERATORS: dict[str, Operator] = {
-    "slice": Operator(
-        _nd(),
-        lambda draw, s, lim: {"key": draw(slice_keys(s, allow_new_axes=len(s) < lim.max_dims))},
-        lambda x, key: x[key],
-        lambda a, p: f"{a[0]}[{_key_source(p['key'])}]"),
-    "reshape": Operator(
-        _nd(),
-        lambda draw, s, lim: {"shape": draw(reshape_targets(s, max_dims=lim.max_dims,
-                                                             max_side=lim.max_side))},
-        lambda x, shape: x.reshape(shape),
-        "{0}.reshape({shape})"),
-    "permute_dims": Operator(
-        _nd(2),
-        lambda draw, s, lim: {"axes": tuple(draw(st.permutations(range(len(s)))))},
-        lambda x, axes: sf.permute_dims(x, axes),
-        "sf.permute_dims({0}, {axes})"),
-    "expand_dims": Operator(
-        lambda s, lim: len(s) < lim.max_dims,
-        lambda draw, s, lim: {"axis": draw(st.integers(-len(s) - 1, len(s)))},
-        lambda x, axis: sf.expand_dims(x, axis=axis),
-        "sf.expand_dims({0}, axis={axis})"),
-    "squeeze": Operator(
-        lambda s, lim: 1 in s,
-        lambda draw, s, lim: {"axis": draw(st.sampled_from([d for d, n in enumerate(s)
-                                                             if n == 1]))},
-        lambda x, axis: sf.squeeze(x, axis=axis),
-        "sf.squeeze({0}, axis={axis})"),
-    "broadcast_to": Operator(
-        lambda s, lim: 1 in s or len(s) < lim.max_dims,
-        _broadcast_target,
-        lambda x, shape: sf.broadcast_to(x, shape),
-        "sf.broadcast_to({0}, {shape})"),
-    "pad": Operator(
-        _nd(1),
-        lambda draw, s, lim: {
-            "widths": tuple((draw(st.integers(0, 2)), draw(st.integers(0, 2))) for _ in s),
-            "value": draw(st.sampled_from([0, 0, 1]))},
-        lambda x, widths, value: sf.pad(x, widths, constant_values=value),
-        "sf.pad({0}, {widths}, constant_values={value})"),
-    "map": Operator(
-        _nd(),
-        lambda draw, s, lim: {"fn": draw(st.sampled_from(sorted(UNARY_MAPS)))},
-        lambda x, fn: UNARY_MAPS[fn][0](x),
-        lambda a, p: UNARY_MAPS[p["fn"]][1].format(*a)),
-    "binary": Operator(
-        _nd(),
-        lambda draw, s, lim: {"fn": draw(st.sampled_from(sorted(BINARY_MAPS))),
-                              "operands": [_broadcast_partner(draw, s, lim)]},
-        lambda x, y, fn: BINARY_MAPS[fn][0](x, y),
-        lambda a, p: BINARY_MAPS[p["fn"]][1].format(*a)),
-    "concat": Operator(
-        _nd(1),
-        _concat_params,
-        lambda x, y, axis: sf.concat([x, y], axis=axis),
-        "sf.concat([{0}, {1}], axis={axis})"),
-    "reduce": Operator(
-        _nd(1),
-        _reduce_params,
-        lambda x, monoid, axis, keepdims: getattr(sf, monoid)(x, axis=axis, keepdims=keepdims),
-        lambda a, p: f"sf.{p['monoid']}({a[0]}, axis={p['axis']}, keepdims={p['keepdims']})"),
-    "matmul": Operator(
-        _nd(1, 2),
-        _matmul_params,
-        lambda x, y: x @ y,
-        "({0} @ {1})"),
-}
+class _Strategies:
+    """Hypothesis's strategies and ``sparsefold.verify.strategies``, as the one namespace a
+    row's ``draw`` gets (rows live on spec entries, which import neither)."""
+
+    def __getattr__(self, name: str):
+        from sparsefold.verify import strategies as ours
+        if name in ours.__all__:
+            return getattr(ours, name)
+        return getattr(st, name)
+
+
+_STRATEGIES = _Strategies()
+
+
+def as_operator(row: RandomRow) -> Operator:
+    """A spec :class:`RandomRow` (over nodes) as a table row (over front-end arrays)."""
+    def draw(draw, shape, limits):
+        return row.draw(draw, _STRATEGIES, shape, limits)
+
+    def build(*arrays, **params):
+        import sparsefold as sf
+        bindings: dict[str, Any] = {}
+        for a in arrays:
+            bindings.update(a.bindings)
+        return sf.LazyArray(row.build(*(a.node for a in arrays), **params), bindings)
+    return Operator(row.applies, draw, build, row.source)
+
+
+def operator_table(entries=None) -> dict[str, Operator]:
+    """The rows random programs are built from: the random row of every entry of
+    ``entries`` (default: ``spec.SHAPE_OPERATORS`` as it is now, so registered entries
+    join) and the compute rows."""
+    entries = SHAPE_OPERATORS if entries is None else entries
+    rows = {row.name: row for row in (cls.random_row() for cls in entries.values()) if row}
+    rows.update({row.name: row for row in COMPUTE_ROWS})
+    order = [n for n in _DRAW_ORDER if n in rows] + [n for n in rows if n not in _DRAW_ORDER]
+    return {name: as_operator(rows[name]) for name in order}
+
+
+OPERATORS: dict[str, Operator] = operator_table()
 
 
 # --- leaves ------------------------------------------------------------------------------------
@@ -252,6 +225,7 @@ def _leaf(draw, limits: Limits, shape: tuple | None = None):
             explicit_zeros=odd and draw(st.booleans()),
             canonical=not (odd and draw(st.booleans())),
             index_dtype="int64" if odd and draw(st.booleans()) else None))
+    import sparsefold as sf
     return Term("input", (), {"array": data}, sf.asarray(data))
 
 
@@ -314,6 +288,7 @@ class Program:
         leaves = self.leaves
         if len(arrays) != len(leaves):
             raise TypeError(f"program takes {len(leaves)} arrays, {len(arrays)} given")
+        import sparsefold as sf
         env = {id(t): sf.asarray(a) for t, a in zip(leaves, arrays)}
 
         def build(t: Term):
@@ -358,7 +333,7 @@ def programs(*, operators: Mapping[str, Operator] | None = None, max_leaves: int
     using the rows of ``operators`` (default :data:`OPERATORS`), with at most
     ``max_leaves`` leaf draws, and an output format from ``outs``. Test one with
     ``verify.differential(p, *p.inputs, out=p.out)``."""
-    table = dict(OPERATORS if operators is None else operators)
+    table = operator_table() if operators is None else dict(operators)
     limits = limits or Limits()
     tree = st.recursive(_leaf(limits), lambda children: _node(children, table, limits),
                         max_leaves=max_leaves)

@@ -177,7 +177,7 @@ def term(node: Node, coord: tuple[int, ...]) -> str:
         return repr(node.value)
     if isinstance(node, ShapeOp):
         im = node.index_map()
-        env = {f"_k{d}": c for d, c in enumerate(coord)}
+        env = sz.out_binding(coord)
         for p in im.pieces:
             if py_eval(p.guard, env):
                 sub = tuple(py_eval(b, env) for b in p.backward)

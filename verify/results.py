@@ -19,10 +19,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from sparsefold.spec.rules import PROVED, REFUTED  # the statuses a rule may expect
+
 __all__ = ["PROVED", "BOUNDED", "REFUTED", "UNKNOWN", "VACUOUS", "STATUSES", "Outcome",
            "ProofResult", "combine_status", "CombinedReport"]
 
-PROVED, BOUNDED, REFUTED, UNKNOWN, VACUOUS = "proved", "bounded", "refuted", "unknown", "vacuous"
+BOUNDED, UNKNOWN, VACUOUS = "bounded", "unknown", "vacuous"
 STATUSES = (PROVED, BOUNDED, REFUTED, UNKNOWN, VACUOUS)
 
 

@@ -1,116 +1,47 @@
-"""Rewrite rules as data (STYLE 7): ``Rule(name, lhs, rhs, when=...)``, proved by
-``verify.equal`` for symbolic sizes.
+"""Proving rewrite rules (DESIGN §4): every instance of a rule is proved by ``verify.equal``
+for symbolic sizes.
 
-A rule's sides are functions of *pattern arrays* (symbolic inputs, one per parameter name,
-with the shapes given to :func:`rule`) returning programs; ``when`` is a condition on sizes
-written as Python text. Discrete parameters (steps, axes, permutations) are a ``grid``: each
-grid point is an *instance*, proved on its own with every size symbolic — so a rule is proved
-exactly for the discrete cases it lists, and the optimizer applies it only to those.
+Rules are language data (:mod:`sparsefold.spec.rules`: ``Rule``, ``RuleInstance``; the
+catalog is :mod:`sparsefold.spec.catalog`). This module proves them: :func:`prove_instance`
+(cached per process), :func:`prove_rule` (every instance, judged against what the rule
+expects) and :func:`instance_proved`, the prover the compiler's optimize pass is given.
 
-Wrong rules (``expect="refuted"``) name the obligation that must fail (``fails=``), like
-Alive2's ``; ERROR:`` tests: the verifier itself is tested by them.
+:func:`rule` here is the user-facing constructor: its sides are written with the front end
+(``x[a:b]``, ``x.T``, ``sf.concat``), so pattern arrays reach them as ``LazyArray``\\ s.
 """
 
 from __future__ import annotations
 
-import inspect
-import itertools
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from sparsefold.spec import sizes as sz
-from sparsefold.spec.compute import Input
 from sparsefold.spec.ir import Node
-from sparsefold.verify.conditions import parse_condition
+from sparsefold.spec.rules import PROVED, REFUTED, Rule, RuleInstance
+from sparsefold.spec.rules import rule as _spec_rule
 from sparsefold.verify.equal import prove_equal
-from sparsefold.verify.programs import as_node
-from sparsefold.verify.results import PROVED, REFUTED, CombinedReport, ProofResult
+from sparsefold.verify.results import CombinedReport, ProofResult
 
-__all__ = ["Rule", "rule", "RuleInstance", "RuleReport", "prove_rule", "prove_instance"]
-
-
-@dataclass(frozen=True, eq=False)
-class Rule:
-    """``lhs -> rhs`` when ``when``; see the module docstring."""
-
-    name: str
-    lhs: Callable
-    rhs: Callable
-    when: str | None = None
-    arrays: tuple[tuple[str, tuple], ...] = ()
-    dtype: str = "float64"
-    grid: tuple[dict, ...] = ({},)
-    expect: str = PROVED
-    fails: str | None = None
-    optimize: bool = True
-    family: str = ""
-
-    def instances(self) -> list[RuleInstance]:
-        return [_instantiate(self, params) for params in self.grid]
-
-    def __repr__(self) -> str:
-        return f"<Rule {self.name}>"
+__all__ = ["Rule", "rule", "RuleInstance", "RuleReport", "prove_rule", "prove_instance",
+           "instance_proved"]
 
 
-def rule(name: str, lhs: Callable, rhs: Callable, when: str | None = None, *,
-         dtype: str = "float64", grid: dict | list | None = None, expect: str = PROVED,
-         fails: str | None = None, optimize: bool = True, family: str = "",
-         **arrays) -> Rule:
-    """Build a :class:`Rule`. ``arrays`` give each pattern array's shape (size symbols as
-    strings or expressions); ``grid`` is a dict of discrete parameter values (their
-    product is taken) or a list of parameter dicts."""
-    if grid is None:
-        points: tuple[dict, ...] = ({},)
-    elif isinstance(grid, dict):
-        keys = list(grid)
-        points = tuple(dict(zip(keys, vals)) for vals in itertools.product(*grid.values()))
-    else:
-        points = tuple(grid)
-    return Rule(name, lhs, rhs, when, tuple(arrays.items()), dtype, points, expect, fails,
-                optimize, family)
+def rule(name: str, lhs: Callable, rhs: Callable, when: str | None = None, **kwargs) -> Rule:
+    """A :class:`~sparsefold.spec.rules.Rule` whose sides are written with the front end:
+    each pattern array is a ``LazyArray`` over a symbolic input. Keywords as
+    :func:`sparsefold.spec.rules.rule` (``dtype``, ``grid``, ``expect``, ``fails``,
+    ``optimize``, ``family`` and the pattern arrays' shapes)."""
+    return _spec_rule(name, _front_end(lhs), _front_end(rhs), when, **kwargs)
 
 
-@dataclass(eq=False)
-class RuleInstance:
-    """One grid point of a rule: both sides traced on symbolic inputs."""
-
-    rule: Rule
-    params: dict
-    lhs: Node
-    rhs: Node
-    when: sz.Expr | None
-
-    @property
-    def label(self) -> str:
-        if not self.params:
-            return self.rule.name
-        inner = ", ".join(f"{k}={v}" for k, v in self.params.items())
-        return f"{self.rule.name}[{inner}]"
-
-    @property
-    def key(self) -> tuple:
-        return (id(self.rule), tuple(sorted((k, repr(v)) for k, v in self.params.items())))
-
-
-def _symbolic(name: str, shape: tuple, dtype: str):
-    from sparsefold.lazy import LazyArray
-    return LazyArray(Input(name, tuple(sz.as_expr(n) for n in shape), np.dtype(dtype),
-                           "dense"))
-
-
-def _instantiate(r: Rule, params: dict) -> RuleInstance:
-    arrays = {name: _symbolic(name, shape, r.dtype) for name, shape in r.arrays}
-
-    def call(fn):
-        wanted = inspect.signature(fn).parameters
-        args = {k: v for k, v in {**arrays, **params}.items() if k in wanted}
-        return as_node(fn(**args))
-
-    when = parse_condition(r.when) if r.when else None
-    return RuleInstance(r, dict(params), call(r.lhs), call(r.rhs), when)
+def _front_end(side: Callable) -> Callable:
+    @functools.wraps(side)  # the signature says which pattern arrays the side takes
+    def traced(**args):
+        import sparsefold as sf
+        return side(**{k: sf.LazyArray(v) if isinstance(v, Node) else v
+                       for k, v in args.items()})
+    return traced
 
 
 _PROOFS: dict[tuple, ProofResult] = {}
@@ -123,6 +54,11 @@ def prove_instance(inst: RuleInstance) -> ProofResult:
         result = _PROOFS[inst.key] = prove_equal(inst.lhs, inst.rhs, when=inst.when,
                                                  name=inst.label)
     return result
+
+
+def instance_proved(inst: RuleInstance) -> bool:
+    """Whether ``inst`` is proved: what the optimize pass may apply."""
+    return prove_instance(inst).status == PROVED
 
 
 @dataclass

@@ -13,7 +13,7 @@ import numpy as np
 
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.formats import Format, named_format
-from sparsefold.spec.functions import ElementwiseFunction
+from sparsefold.spec.functions import ElementwiseFunction, Monoid
 from sparsefold.spec.ir import Node
 from sparsefold.spec.printer import topological
 
@@ -41,6 +41,8 @@ def value_source(v, names: dict[int, str], imports: set[str]) -> str:
     if isinstance(v, ElementwiseFunction):
         imports.add("from sparsefold.spec.functions import get_function")
         return f"get_function({v.name!r})"
+    if isinstance(v, Monoid):
+        return repr(v.name)  # Reduce takes a monoid by name
     if isinstance(v, np.dtype):
         imports.add("import numpy as np")
         return f"np.dtype({str(v)!r})"

@@ -79,7 +79,7 @@ def test_operand_in_another_order_is_reordered_not_densified(fmt):
 
 
 def _index_dtypes(stage):
-    return {i.name: {f"{p}{l}": np.dtype(np.int32) for l, lv in enumerate(i.format.levels)
+    return {i.name: {f"{p}{li}": np.dtype(np.int32) for li, lv in enumerate(i.format.levels)
                      for p, has in (("pos", lv.has_pos), ("crd", lv.has_crd)) if has}
             for i in stage.inputs if not i.format.is_dense}
 

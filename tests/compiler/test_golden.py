@@ -16,7 +16,6 @@ import pytest
 import scipy.sparse as sp
 
 import sparsefold as sf
-from sparsefold.compiler.runtime import sparse_levels
 from sparsefold.jit import JitFunction, compile_program
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -55,23 +54,8 @@ def _source(name: str) -> str:
     jf = JitFunction(fn, out)
     program, out = jf.program_for(*args)
     kernel = compile_program(program, out, jf._assumed.get(program, ()))
-    values = {f"a{p}": a for p, a in enumerate(args)}
-
-    def index_dtypes(stage):
-        found = {}
-        for inp in stage.inputs:
-            if inp.format.is_dense:
-                continue
-            if inp.name in values:
-                levels = sparse_levels(values[inp.name], inp, inp.name)
-                found[inp.name] = {k: v.dtype for k, v in levels.items() if k != "val"}
-            else:  # a temporary: int32 indices
-                found[inp.name] = {f"{p}{lv}": np.dtype(np.int32)
-                                   for lv, level in enumerate(inp.format.levels)
-                                   for p, has in (("pos", level.has_pos),
-                                                  ("crd", level.has_crd)) if has}
-        return found
-    return "\n\n".join(kernel.sources(index_dtypes))
+    values = {f"a{p}": a for p, a in enumerate(args) if not isinstance(a, (int, float))}
+    return kernel.source_for(values)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -92,12 +76,10 @@ def test_generation_is_deterministic():
 
 def _coo_hstack_source(parts: int) -> str:
     coo = _csr((4, 3), "coo")
+    args = [coo if k % 2 == 0 else _csr((4, 2), "coo") for k in range(parts)]
     program, out = JitFunction(lambda *xs: sf.concat(list(xs), axis=1), "coo").program_for(
-        *[coo if k % 2 == 0 else _csr((4, 2), "coo") for k in range(parts)])
-    kernel = compile_program(program, out)
-    levels = {k: v.dtype for k, v in sparse_levels(coo, kernel.inputs[0], "a0").items()
-              if k != "val"}
-    return kernel.sources(lambda stage: {f"a{k}": levels for k in range(parts)})[-1]
+        *args)
+    return compile_program(program, out).source_for({f"a{k}": a for k, a in enumerate(args)})
 
 
 def test_fallback_is_announced_in_the_source():

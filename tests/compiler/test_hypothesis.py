@@ -25,8 +25,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import sparsefold as sf
-from sparsefold.verify.strategies import dense_arrays, format_fits, reshape_targets, shapes, \
-    slice_keys, sparse_arrays
+from sparsefold.verify.strategies import (
+    dense_arrays,
+    format_fits,
+    reshape_targets,
+    shapes,
+    slice_keys,
+    sparse_arrays,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from kernel_checks import check_result, run_both, with_index_dtype  # noqa: E402

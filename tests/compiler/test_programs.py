@@ -18,8 +18,13 @@ import scipy.sparse as sp
 import sparsefold as sf
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from kernel_checks import check_result, default_out, make_input, run_both, \
-    with_index_dtype  # noqa: E402
+from kernel_checks import (
+    check_result,
+    default_out,
+    make_input,
+    run_both,
+    with_index_dtype,  # noqa: E402
+)
 
 pytestmark = pytest.mark.cython
 

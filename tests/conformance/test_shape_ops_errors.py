@@ -269,22 +269,22 @@ def test_errors_are_value_errors():
 
 # --- errors found when data binds the sizes ---------------------------------------------------
 
-def test_symbolic_index_past_its_axis_is_invalid_data():
+def test_symbolic_index_past_its_axis_is_invalid_data(engine):
     """``A[:, "I"]`` is well-formed (I may be less than J), but data with I >= J breaks it."""
     y = sym()[:, "I"]
-    np.testing.assert_array_equal(y.interpret(A=np.arange(6).reshape(2, 3)),
+    np.testing.assert_array_equal(engine(y, A=np.arange(6).reshape(2, 3)),
                                   np.arange(6).reshape(2, 3)[:, 2])
     for bad in (np.zeros((3, 3), np.int64), np.zeros((2, 0), np.int64)):
         with pytest.raises(sf.InvalidData, match=re.escape("precondition on sizes")):
-            y.interpret(A=bad)
+            engine(y, A=bad)
 
 
-def test_symbolic_sizes_bound_twice_differently_is_invalid_data():
+def test_symbolic_sizes_bound_twice_differently_is_invalid_data(engine):
     y = sf.concat([sym(), sf.symbol("B", ("I", "K"), "int64")], axis=1)
     with pytest.raises(sf.InvalidData, match="size I is 2 elsewhere but 3 here"):
-        y.interpret(A=np.zeros((2, 2), np.int64), B=np.zeros((3, 1), np.int64))
+        engine(y, A=np.zeros((2, 2), np.int64), B=np.zeros((3, 1), np.int64))
 
 
-def test_symbolic_input_of_wrong_rank_is_invalid_data():
+def test_symbolic_input_of_wrong_rank_is_invalid_data(engine):
     with pytest.raises(sf.InvalidData, match="expected a 2-d array, found shape"):
-        sym().T.interpret(A=np.zeros(3, np.int64))
+        engine(sym().T, A=np.zeros(3, np.int64))

@@ -256,7 +256,8 @@ def test_bad_symbols_are_ill_formed():
 def test_issue_example(make):
     dense = _matrix(10, shape=(6, 5))
     a = make(dense)
-    x = sf.asarray(a); y = sf.concat([x, x], axis=1)[::2].reshape(-1) * 2 + 1
+    x = sf.asarray(a)
+    y = sf.concat([x, x], axis=1)[::2].reshape(-1) * 2 + 1
     want = np.concatenate([dense, dense], axis=1)[::2].reshape(-1) * 2 + 1
     got = y.interpret()
     np.testing.assert_array_equal(got, want, strict=True)

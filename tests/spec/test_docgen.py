@@ -16,6 +16,7 @@ import sparsefold as sf
 from sparsefold.spec import FUNCTIONS, MONOIDS, SHAPE_OPERATORS, docgen
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.formats import FORMAT_NAMES
+
 ROOT = Path(__file__).resolve().parents[2]
 
 DOC = ROOT / "docs" / "language.md"
@@ -92,7 +93,7 @@ def test_an_operator_without_an_example_is_an_error(monkeypatch):
 def _front_end() -> dict[str, list]:
     A, B = sf.symbol("A", shape=("I", "J")), sf.symbol("B", shape=("I", "K"))
     A3 = sf.symbol("A", shape=("I", "J", "K"))
-    I, J, K = (sz.Sym(s) for s in "IJK")
+    I, J, K = (sz.Sym(s) for s in "IJK")  # noqa: E741 - the sizes' names in the reference
     v, w = sf.symbol("v", shape=("N",)), sf.symbol("w", shape=("N",))
     return {
         "reshape": [sf.reshape(A3, (I, J * K)), sf.reshape(A, (-1,)),

@@ -18,7 +18,7 @@ def test_division_by_zero_is_ill_formed():
 
 
 def test_numpy_and_c_readings_agree_on_an_expression():
-    I, k = sz.Sym("I"), sz.Sym("_k0")
+    I, k = sz.Sym("I"), sz.Sym("_k0")  # noqa: E741 - a size named I
     e = sz.select(sz.lt(k, I), k // 3 + k % 3, sz.minimum(k, I) * 2)
     ks = np.arange(20)
     got = sz.evaluate(e, {"I": 7, "_k0": ks})
@@ -29,7 +29,7 @@ def test_numpy_and_c_readings_agree_on_an_expression():
 
 
 def test_polynomial_equality():
-    I, J, K = sz.Sym("I"), sz.Sym("J"), sz.Sym("K")
+    I, J, K = sz.Sym("I"), sz.Sym("J"), sz.Sym("K")  # noqa: E741 - sizes named I, J, K
     assert sz.definitely_equal(I * (J + K), I * J + K * I)
     assert not sz.definitely_equal(I * J, I + J)
 

@@ -21,6 +21,7 @@ import sparsefold as sf
 from sparsefold.interp import evaluate
 from sparsefold.spec import SHAPE_OPERATORS
 from sparsefold.spec import sizes as sz
+from sparsefold.spec.compute import symbolic_input
 from sparsefold.spec.errors import IllFormedProgram, SparsefoldError
 from sparsefold.spec.ir import Piece
 from sparsefold.spec.ops_concat import Concat
@@ -154,7 +155,7 @@ def test_proved_maps_hold_by_enumeration_and_match_the_interpreter(name):
 
 
 def test_rank_four_collapse_needs_the_staged_proof_and_gets_it():
-    node = Collapse(ops._x(("N0", "N1", "N2", "N3")), 0, 4)
+    node = Collapse(symbolic_input("X", "N0", "N1", "N2", "N3"), 0, 4)
     result = ops.prove_instance(node, with_properties=False)
     assert result.status == PROVED
     methods = {o.name: o.method for o in result.obligations}
@@ -162,8 +163,8 @@ def test_rank_four_collapse_needs_the_staged_proof_and_gets_it():
 
 
 def test_concat_guards_partition_the_output():
-    node = Concat((ops._x(("M0", "N1"), "X"), ops._x(("M1", "N1"), "Y"),
-                   ops._x(("M2", "N1"), "Z")), 0)
+    node = Concat((symbolic_input("X", "M0", "N1"), symbolic_input("Y", "M1", "N1"),
+                   symbolic_input("Z", "M2", "N1")), 0)
     result = ops.prove_instance(node, with_properties=False)
     assert {o.name: o.status for o in result.obligations}["disjoint"] == PROVED
     assert {o.name: o.status for o in result.obligations}["cover"] == PROVED
@@ -259,7 +260,7 @@ class CollapseColumnMajor(Collapse):
 
 
 def test_an_off_by_one_concat_is_refuted_with_a_counterexample_that_replays():
-    node = ConcatOffByOne((ops._x(("M0",), "X"), ops._x(("M1",), "Y")), 0)
+    node = ConcatOffByOne((symbolic_input("X", "M0"), symbolic_input("Y", "M1")), 0)
     report = prove_operator(node)
     assert report.status == REFUTED
     failed = {o.name for o in report.obligations if o.status == REFUTED}
@@ -277,7 +278,7 @@ def test_an_off_by_one_concat_is_refuted_with_a_counterexample_that_replays():
 
 
 def test_a_column_major_collapse_is_refuted_at_the_round_trips():
-    node = CollapseColumnMajor(ops._x(("N0", "N1")), 0, 2)
+    node = CollapseColumnMajor(symbolic_input("X", "N0", "N1"), 0, 2)
     report = prove_operator(node)
     failed = {o.name for o in report.obligations if o.status == REFUTED}
     assert "backward_forward[0]" in failed and "forward_backward[0]" in failed

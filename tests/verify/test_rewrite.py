@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import sparsefold as sf
+from sparsefold.spec.rules import rule as spec_rule
 from sparsefold.verify import WRONG_RULES, rewrite
 from sparsefold.verify.rewrite import Rewrite
-from sparsefold.verify.rules import rule
 
 RNG = np.random.default_rng(7)
 V = RNG.integers(-9, 10, 12).astype(np.int64)
@@ -85,7 +85,8 @@ def test_rules_with_conditions_apply_only_where_the_condition_holds():
 
 def test_unproved_rules_are_never_applied():
     """Wrong rules are refuted, so the pass ignores them even when asked to use them."""
-    as_optimizing = [rule(r.name + "_opt", r.lhs, r.rhs, r.when, dtype=r.dtype,
+    # spec.rules.rule: the wrong rules' sides are written over spec nodes
+    as_optimizing = [spec_rule(r.name + "_opt", r.lhs, r.rhs, r.when, dtype=r.dtype,
                           grid=list(r.grid), **dict(r.arrays)) for r in WRONG_RULES]
     program = sf.asarray(M).reshape(12)  # matches wrong_collapse_order's left-hand side
     log: list[Rewrite] = []

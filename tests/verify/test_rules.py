@@ -39,7 +39,7 @@ def test_catalog_size_and_families():
 
 
 def test_every_rule_is_one_line_of_data_with_its_math_above_it():
-    source = inspect.getsource(__import__("sparsefold.verify.catalog", fromlist=["x"]))
+    source = inspect.getsource(__import__("sparsefold.spec.catalog", fromlist=["x"]))
     lines = source.splitlines()
     for r in RULES:
         at = next(n for n, line in enumerate(lines) if f'rule("{r.name}"' in line)

@@ -1,17 +1,16 @@
-"""The Python side of a kernel call: storage arrays in, validated; results out.
+"""Foreign storage read into level arrays: scipy.sparse, pydata/sparse and NumPy inputs,
+validated and canonical (DESIGN §6: invalid data is rejected before a kernel touches memory).
 
 Inputs are read in place (no copy) when they are canonical, contiguous and of an index dtype
 the kernels take (int32/int64). Every check that protects memory always runs, since kernels
 have no bounds checks: array lengths and ``pos`` (length, starts at 0, monotone, ends inside
 ``crd``) here, in O(rows); each coordinate's range ``[0, size)`` inside the kernel as it is
-read (``checks.py``), fused with the read instead of extra passes over every index array.
-Only the *correctness* scan for sorted, duplicate-free coordinates is skipped when scipy
-says ``has_canonical_format``; a non-canonical input is canonicalized on a copy (duplicates
-summed, as scipy does), never rejected. Before a sparse input is densified by library code
-(``toarray``), which trusts its index arrays, :func:`validate_storage` checks everything here.
-
-Outputs are allocated here with an upper bound of entries, and wrapped as scipy arrays (or
-pydata arrays when the inputs were pydata) after the kernel has run.
+read (``compiler/checks.py``), fused with the read instead of extra passes over every index
+array. Only the *correctness* scan for sorted, duplicate-free coordinates is skipped when
+scipy says ``has_canonical_format``; a non-canonical input is canonicalized on a copy
+(duplicates summed, as scipy does), never rejected. Before a sparse input is converted by
+library code (``tocsr``, ``toarray``), which trusts its index arrays,
+:func:`validate_storage` checks everything here.
 """
 
 from __future__ import annotations
@@ -20,11 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from sparsefold.interop import is_pydata_sparse, is_scipy_sparse
 from sparsefold.spec.compute import Input
 from sparsefold.spec.errors import InvalidData
+from sparsefold.storage.describe import is_pydata_sparse, is_scipy_sparse
 
-__all__ = ["sparse_levels", "dense_operand", "wrap_result", "canonical_order", "INDEX_DTYPES"]
+__all__ = ["sparse_levels", "index_dtypes_of", "check_supported", "validate_storage",
+           "canonical_order", "check_range", "INDEX_DTYPES"]
 
 INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 
@@ -67,10 +67,11 @@ def _check_compressed(name: str, indptr, indices, n_outer: int, n_inner: int, *,
         raise InvalidData(f"{name}: indptr ends at {indptr[-1]} but indices has "
                           f"{indices.shape[0]} entries")
     if coordinates:
-        _check_range(name, "indices", indices[:indptr[-1]], n_inner)
+        check_range(name, "indices", indices[:indptr[-1]], n_inner)
 
 
-def _check_range(name: str, what: str, crd: np.ndarray, n: int) -> None:
+def check_range(name: str, what: str, crd: np.ndarray, n: int) -> None:
+    """Every coordinate of ``crd`` in ``[0, n)``, else :class:`InvalidData` naming ``what``."""
     if crd.size and (crd.min() < 0 or crd.max() >= n):
         raise InvalidData(f"{name}: {what} out of range [0, {n}): found "
                           f"{crd.min()}..{crd.max()}")
@@ -269,7 +270,7 @@ def validate_storage(value: Any, name: str) -> None:
             c = _index_array(c, f"{name}.coords[{d}]")
             if c.shape[0] != np.asarray(value.data).shape[0]:
                 raise InvalidData(f"{name}: coords[{d}] and data differ in length")
-            _check_range(name, f"coords[{d}]", c, shape[d])
+            check_range(name, f"coords[{d}]", c, shape[d])
     elif is_pydata_sparse(value) and type(value).__name__ == "GCXS" and value.ndim == 2:
         outer, inner = shape if tuple(value.compressed_axes) == (0,) else shape[::-1]
         indptr = _index_array(value.indptr, f"{name}.indptr")
@@ -278,112 +279,9 @@ def validate_storage(value: Any, name: str) -> None:
         _values(value.data, int(indptr[-1]), value.dtype, f"{name}.data")
 
 
-def dense_operand(value: Any, dtype: np.dtype, name: str) -> np.ndarray:
-    """A dense array. Sparse inputs are densified from their validated, canonical level
-    arrays (duplicates summed, index dtypes converted), never by library code that trusts
-    the arrays (``toarray``/``todense``): an explicit fallback, so it need not be fast."""
-    if is_scipy_sparse(value) or is_pydata_sparse(value):
-        arr = _densify(value, dtype, name)
-    else:
-        arr = np.asarray(value)
-    if arr.dtype != dtype:
-        raise InvalidData(f"{name}: expected dtype {dtype}, found {arr.dtype}")
-    if any(s % arr.itemsize for s in arr.strides):
-        arr = np.ascontiguousarray(arr)
-    return arr
 
 
-def _densify(value: Any, dtype: np.dtype, name: str) -> np.ndarray:
-    from sparsefold.interop import describe
-    from sparsefold.spec.formats import named_format
-    shape = tuple(int(n) for n in value.shape)
-    fmt = named_format(describe(value).format, len(shape))
-    levels = sparse_levels(value, Input(name, shape, np.dtype(dtype), fmt), name)
-    out = np.zeros(shape, dtype=dtype)
-    if fmt.kinds == ("full", "pos"):
-        outer, inner = fmt.mode_order
-        pos, crd = levels["pos1"], levels["crd1"]
-        nnz = int(pos[-1])
-        crd = crd[:nnz]
-        _check_range(name, "indices", crd, shape[inner])
-        rows = np.repeat(np.arange(shape[outer]), np.diff(pos))
-        out[(rows, crd) if outer == 0 else (crd, rows)] = levels["val"][:nnz]
-        return out
-    crds = [levels[f"crd{d}"] for d in range(len(shape))]
-    nnz = crds[0].shape[0] if crds else 0
-    if fmt.kinds == ("pos",):  # a 1-d vector: pos0 says how many entries are stored
-        nnz = int(levels["pos0"][-1])
-        crds = [crds[0][:nnz]]
-    what = "indices" if fmt.kinds == ("pos",) and fmt.name == "csr" else None
-    for d, c in enumerate(crds):
-        _check_range(name, what or f"coords[{d}]", c, shape[d])
-    if crds:
-        out[tuple(crds)] = levels["val"][:nnz]
-    elif levels["val"].shape[0]:  # a 0-d array with its one stored entry
-        out[()] = levels["val"][0]
-    return out
-
-
-def _compressed_array(cls, data, indices, indptr, shape):
-    """A scipy CSR/CSC array around arrays we built (canonical, consistent dtypes).
-
-    scipy's public constructor re-checks and prunes them (~10 µs, most of a small call), so
-    this sets the attributes the way scipy's own sparse-to-sparse branch does; if a scipy
-    version lacks those internals it falls back to the public constructor."""
-    try:
-        from scipy.sparse._data import _data_matrix
-        out = cls.__new__(cls)
-        _data_matrix.__init__(out, None)
-        out.indptr, out.indices, out.data, out._shape = indptr, indices, data, tuple(shape)
-        if out.shape != tuple(shape) or out.nnz != data.shape[0]:
-            raise AttributeError("unexpected scipy internals")
-    except (ImportError, AttributeError, TypeError, ValueError):
-        out = cls((data, indices, indptr), shape=shape)
-    out.has_sorted_indices = True
-    out.has_canonical_format = True
-    return out
-
-
-def _coo_array(cls, data, coords, shape):
-    """A scipy COO array around canonical coordinates we built, set up as scipy's own
-    constructor does for arrays it trusts; the public constructor (which re-checks and
-    copies index dtypes) is the fallback if a scipy version lacks those internals."""
-    try:
-        from scipy.sparse._data import _data_matrix
-        out = cls.__new__(cls)
-        _data_matrix.__init__(out, None)
-        out._shape, out.coords, out.data = tuple(shape), tuple(coords), data
-        if out.shape != tuple(shape) or out.nnz != data.shape[0]:
-            raise AttributeError("unexpected scipy internals")
-    except (ImportError, AttributeError, TypeError, ValueError):
-        out = cls((data, tuple(coords)), shape=shape)
-    out.has_canonical_format = True
-    return out
-
-
-def wrap_result(fmt_name: str, shape, val, arrays: dict[str, np.ndarray], library: str):
-    """A scipy (or pydata) array around assembled level arrays (already trimmed)."""
-    import scipy.sparse as sp
-    ndim = len(shape)
-    if fmt_name in ("csr", "csc") and ndim == 2:
-        cls = sp.csr_array if fmt_name == "csr" else sp.csc_array
-        out = _compressed_array(cls, val, arrays["crd1"], arrays["pos1"], shape)
-        if library == "pydata":
-            import sparse
-            return sparse.GCXS.from_scipy_sparse(out)
-        return out
-    if fmt_name in ("csr", "dcsr") and ndim == 1 and "pos0" not in arrays:
-        arrays = dict(arrays, pos0=np.array([0, val.shape[0]], dtype=arrays["crd0"].dtype))
-    if fmt_name == "csr" and ndim == 1:
-        out = sp.csr_array((val, arrays["crd0"], arrays["pos0"]), shape=shape)
-        if library == "pydata":
-            import sparse
-            return sparse.COO(arrays["crd0"][None, :], val, shape=shape, sorted=True,
-                              has_duplicates=False)
-        return out
-    coords = tuple(arrays[f"crd{d}"] for d in range(ndim))
-    if library == "pydata":
-        import sparse
-        return sparse.COO(np.stack(coords) if coords else np.zeros((0, val.shape[0]), int),
-                          val, shape=shape, sorted=True, has_duplicates=False)
-    return _coo_array(sp.coo_array, val, coords, shape)
+def index_dtypes_of(levels: dict[str, np.ndarray]) -> dict[str, np.dtype]:
+    """The dtype of every index array of ``levels`` (all but ``val``): what a kernel variant
+    is specialized on (int32 or int64 each, as :func:`sparse_levels` hands them over)."""
+    return {part: arr.dtype for part, arr in levels.items() if part != "val"}

@@ -1,4 +1,4 @@
-"""``LazyArray.__getitem__``: NumPy basic indexing as spec nodes.
+"""NumPy basic indexing as spec nodes: what ``x[key]`` means.
 
 A key is a tuple of ints, slices, ``None`` and at most one ``...``. Its meaning is built
 as: one :class:`Slice` over all axes (identity for int-indexed axes), then one
@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from sparsefold.lazy import LazyArray
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.errors import IllFormedProgram
+from sparsefold.spec.ir import Node
 from sparsefold.spec.ops_axes import ExpandDims
 from sparsefold.spec.ops_index import Index, Slice
 
-__all__ = ["getitem"]
+__all__ = ["getitem", "key_source"]
 
 
 def _is_int(k) -> bool:
@@ -34,7 +34,8 @@ def _bound(b):
     return int(b)
 
 
-def getitem(x: LazyArray, key) -> LazyArray:
+def getitem(node: Node, key) -> Node:
+    """``node[key]`` (see the module docstring)."""
     if not isinstance(key, tuple):
         key = (key,)
     for k in key:
@@ -45,16 +46,15 @@ def getitem(x: LazyArray, key) -> LazyArray:
     if sum(k is Ellipsis for k in key) > 1:
         raise IllFormedProgram("an index can only have a single ellipsis ('...')")
     used = sum(1 for k in key if k is not None and k is not Ellipsis)
-    if used > x.ndim:
-        raise IllFormedProgram(f"too many indices for array: array is {x.ndim}-dimensional, "
+    if used > node.ndim:
+        raise IllFormedProgram(f"too many indices for array: array is {node.ndim}-dimensional, "
                                f"but {used} were indexed")
     if Ellipsis in key:
         e = key.index(Ellipsis)
-        key = key[:e] + (slice(None),) * (x.ndim - used) + key[e + 1:]
+        key = key[:e] + (slice(None),) * (node.ndim - used) + key[e + 1:]
     else:
-        key = key + (slice(None),) * (x.ndim - used)
+        key = key + (slice(None),) * (node.ndim - used)
 
-    node = x.node
     triples, ints, news = [], [], []
     axis = out_pos = 0
     for k in key:
@@ -75,4 +75,19 @@ def getitem(x: LazyArray, key) -> LazyArray:
         node = Index(node, a, sz.as_expr(i))
     for pos in news:
         node = ExpandDims(node, pos)
-    return LazyArray(node, x.bindings)
+    return node
+
+
+def key_source(key: tuple) -> str:
+    """A key as Python source, the inverse of how :func:`getitem` reads it
+    (``(slice(1, None, 2), None)`` is ``1::2, None``)."""
+    def one(k):
+        if k is None:
+            return "None"
+        if k is Ellipsis:
+            return "..."
+        if isinstance(k, slice):
+            text = ":".join("" if v is None else str(v) for v in (k.start, k.stop))
+            return text + (f":{k.step}" if k.step is not None else "")
+        return str(k)
+    return ", ".join(one(k) for k in key) if key else "()"

@@ -1,0 +1,199 @@
+"""The installed package's import graph (DESIGN "Repository layout"): no cycles among
+module-level imports, and every import — module-level or inside a function — points down
+the dependency order
+
+    spec  ←  storage  ←  interp, compiler  ←  verify  ←  sparsefold (front end)
+          ←  benchmarks  ←  sparsefold.cli (the command line, which registers every package's
+                                            subcommand)
+
+``interp`` and ``compiler`` never import each other. ``verify`` reaches the front end only
+through its public API (``import sparsefold``/``from sparsefold import <name in __all__>``),
+inside the functions that need it; those places are listed in :data:`VERIFY_USES_FRONT_END`
+so that a new one fails here until it is looked at.
+
+The graph is read with ``ast`` from the files the installed package imports (the
+``package-dir`` mapping), not from import side effects.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+from pathlib import Path
+
+import sparsefold
+
+LAYERS = {"spec": 0, "storage": 1, "interp": 2, "compiler": 2, "verify": 3, "frontend": 4,
+          "benchmarks": 5, "cli": 6}
+SUBPACKAGES = ("spec", "storage", "interp", "compiler", "verify", "benchmarks")
+COMMAND_LINE = {"sparsefold.cli"}
+
+# verify → front end, each inside a function, through the public API only
+VERIFY_USES_FRONT_END = {
+    "sparsefold.verify.differential",   # runs sf.jit and the interpreter on the user's fn
+    "sparsefold.verify.fuzz_cases",     # runs the fuzzer's programs through sf.jit
+    "sparsefold.verify.random_programs",  # random programs are front-end arrays
+    "sparsefold.verify.rewrite",        # rewrite(LazyArray) returns a LazyArray
+    "sparsefold.verify.rules",          # rule(...) written with front-end arrays
+}
+
+
+def _files() -> dict[str, Path]:
+    """Module name -> source file, for every module of the installed package."""
+    out = {}
+    root = Path(sparsefold.__file__).parent
+    for path in root.glob("*.py"):
+        name = "sparsefold" if path.stem == "__init__" else f"sparsefold.{path.stem}"
+        out[name] = path
+    for pkg in SUBPACKAGES:
+        spec = importlib.util.find_spec(f"sparsefold.{pkg}")
+        (location,) = spec.submodule_search_locations
+        for path in Path(location).glob("*.py"):
+            name = f"sparsefold.{pkg}" if path.stem == "__init__" \
+                else f"sparsefold.{pkg}.{path.stem}"
+            out[name] = path
+    return out
+
+
+FILES = _files()
+
+
+def _layer(module: str) -> tuple[int, str]:
+    """(rank in the dependency order, package) of one of our modules."""
+    if module in COMMAND_LINE:
+        return LAYERS["cli"], "cli"
+    parts = module.split(".")
+    if len(parts) > 1 and parts[1] in SUBPACKAGES:
+        return LAYERS[parts[1]], parts[1]
+    return LAYERS["frontend"], "frontend"
+
+
+def _target(node: ast.AST) -> list[tuple[str, tuple[str, ...]]]:
+    """(module imported, names taken from it) for one import statement; ours only."""
+    if isinstance(node, ast.Import):
+        return [(a.name, ()) for a in node.names if a.name.split(".")[0] == "sparsefold"]
+    assert node.level == 0, "relative imports are not used"
+    if not node.module or node.module.split(".")[0] != "sparsefold":
+        return []
+    out = []
+    names = []
+    for a in node.names:
+        sub = f"{node.module}.{a.name}"
+        if sub in FILES:        # `from sparsefold.spec import sizes`: the module itself
+            out.append((sub, ()))
+        else:
+            names.append(a.name)
+    if names:
+        out.append((node.module, tuple(names)))
+    return out
+
+
+def _imports(path: Path) -> tuple[list, list]:
+    """(module-level imports, imports inside functions), each as (module, names, line)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    top, local = [], []
+
+    def walk(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                where = local if in_function else top
+                where += [(m, names, child.lineno) for m, names in _target(child)]
+            walk(child, in_function or isinstance(
+                child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
+    walk(tree, False)
+    return top, local
+
+
+IMPORTS = {name: _imports(path) for name, path in FILES.items()}
+
+
+def test_the_package_is_found():
+    packages = {_layer(m)[1] for m in FILES}
+    assert packages == set(SUBPACKAGES) | {"frontend", "cli"}
+    for top, local in IMPORTS.values():
+        for module, _, line in top + local:
+            assert module in FILES, f"an import names {module}, which is not one of our modules"
+
+
+def _cycle(graph: dict[str, list[str]]) -> list[str] | None:
+    """A cycle of ``graph`` (as a path that returns to its start), or None."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(m: str) -> list[str] | None:
+        state[m] = 1
+        path.append(m)
+        for t in graph.get(m, ()):
+            if state.get(t) == 1:
+                return path[path.index(t):] + [t]
+            if t not in state:
+                found = visit(t)
+                if found:
+                    return found
+        path.pop()
+        state[m] = 2
+        return None
+
+    for m in sorted(graph):
+        if m not in state:
+            found = visit(m)
+            if found:
+                return found
+    return None
+
+
+def _violations(imports: dict, local: bool) -> list[str]:
+    bad = []
+    for module, (top, inner) in imports.items():
+        rank, package = _layer(module)
+        for target, names, line in (inner if local else top):
+            t_rank, t_package = _layer(target)
+            if t_package == package:
+                continue
+            if (local and module in VERIFY_USES_FRONT_END and target == "sparsefold"
+                    and all(n in sparsefold.__all__ for n in names)):
+                continue
+            if t_rank >= rank:
+                bad.append(f"{module}:{line} imports {target} ({package} -> {t_package})")
+    return bad
+
+
+def test_no_cycles_among_module_level_imports():
+    graph = {m: sorted({t for t, _, _ in IMPORTS[m][0]}) for m in FILES}
+    cycle = _cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_module_level_imports_point_down_the_layers():
+    assert _violations(IMPORTS, local=False) == []
+
+
+def test_imports_inside_functions_point_down_the_layers_too():
+    assert _violations(IMPORTS, local=True) == []
+
+
+def test_the_verify_exceptions_are_still_needed():
+    """Each listed verify module does import the front end (else drop it from the list)."""
+    for module in VERIFY_USES_FRONT_END:
+        top, inner = IMPORTS[module]
+        assert any(t == "sparsefold" for t, _, _ in inner), module
+        assert not any(_layer(t)[1] == "frontend" for t, _, _ in top), module
+
+
+def test_the_checks_catch_what_they_are_for():
+    """The checkers themselves, on made-up import graphs."""
+    assert _cycle({"a": ["b"], "b": ["c"], "c": ["a"]}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": ["b"], "b": [], "c": ["a"]}) is None
+    made_up = {
+        "sparsefold.interp.x": ([("sparsefold.compiler.y", (), 1)], []),         # sideways
+        "sparsefold.compiler.x": ([], [("sparsefold.verify.rules", (), 2)]),     # upward
+        "sparsefold.storage.x": ([("sparsefold.spec.ir", (), 3)], []),            # fine
+        "sparsefold.verify.rules": ([("sparsefold", ("LazyArray",), 4)],         # at top
+                                    [("sparsefold", ("lazy",), 5)]),             # private
+    }
+    top = _violations(made_up, local=False)
+    inner = _violations(made_up, local=True)
+    assert [v.split(" ")[0] for v in top] == ["sparsefold.interp.x:1",
+                                              "sparsefold.verify.rules:4"]
+    assert [v.split(" ")[0] for v in inner] == ["sparsefold.compiler.x:2",
+                                                "sparsefold.verify.rules:5"]
