@@ -62,8 +62,8 @@ def array_var(input_name: str, part: str) -> str:
 def c_literal(value, dt: np.dtype) -> str:
     """C text for a scalar of dtype ``dt`` (special floats through libc.math)."""
     dt = np.dtype(dt)
-    if dt.kind == "b":
-        return "1" if bool(value) else "0"
+    if dt.kind == "b":  # a bare 1 is a Python int to Cython's `or`/`and` (needs the GIL)
+        return "True" if bool(value) else "False"
     if dt.kind in "iu":
         return str(int(value))
     v = float(value)

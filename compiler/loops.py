@@ -151,7 +151,7 @@ def as_expr(x) -> Expr:
     if isinstance(x, Expr):
         return x
     if isinstance(x, bool):
-        return Lit("1" if x else "0", BOOL)
+        return Lit("True" if x else "False", BOOL)  # (as cnames.c_literal: C-typed for `or`)
     if isinstance(x, int):
         return Lit(str(x), INT)
     if isinstance(x, str):
