@@ -52,6 +52,12 @@ def call(fn, *args, split_every: int = 4):
 
 def plan(fn, *args, split_every: int = 4) -> _Plan:
     """The graph :func:`call` returns, with what was decided on the way (for tests)."""
+    import dask.array as da
+    if getattr(da, "array_expr_enabled", lambda: False)():
+        raise NotImplementedError(
+            "sparsefold.dask builds dask.array graphs directly, which dask's query-planning "
+            "mode (array.query-planning = True) does not accept yet; turn it off before "
+            "importing dask.array: dask.config.set({'array.query-planning': False})")
     if not isinstance(split_every, int) or split_every < 2:
         raise IllFormedProgram(f"split_every must be an integer >= 2, found {split_every!r}")
     jf = fn if isinstance(fn, JitFunction) else JitFunction(fn)

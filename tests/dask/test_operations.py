@@ -130,6 +130,15 @@ def test_reduction_over_chunked_axis_is_a_tree_of_combines():
     assert_same(A.toarray().sum(axis=0), p.array.compute(scheduler="threads"))
 
 
+def test_a_reduction_broadcast_across_blocks_is_computed_once():
+    # a.sum(axis=1) could be fused into each block, but every column block of the result
+    # would recompute it: it is materialized instead (once per row block)
+    p = plan(sf.jit(lambda a, b: b * a.sum(axis=1)[:, None]), _dA(), _dA_grid())
+    assert len(p.materialized) == 1 and p.array.chunks == (ROW_CHUNKS, COL_CHUNKS)
+    got = p.array.compute(scheduler="threads")
+    assert_same(A.toarray() * A.toarray().sum(axis=1)[:, None], got)
+
+
 def test_fused_programs_stay_one_kernel_per_block():
     # vstack + SpMV: each block program reads one chunk of one operand (no concat in it)
     p = plan(sf.jit(lambda a, b, x: sf.concat([a, b]) @ x),
@@ -245,6 +254,12 @@ def test_compiler_limits_fail_at_graph_construction():
     dc = da.from_array(c, chunks=((1, 1), (3,), (4,)))
     with pytest.raises(IllFormedProgram, match="not supported yet"):
         sf.jit(lambda a, b: a @ sf.permute_dims(b, (0, 2, 1)))(dc, dc)
+
+
+def test_query_planning_mode_is_refused(monkeypatch):
+    monkeypatch.setattr(da, "array_expr_enabled", lambda: True, raising=False)
+    with pytest.raises(NotImplementedError, match="array.query-planning"):
+        sf.jit(lambda a: a * 2)(_dA())
 
 
 def test_bad_split_every():
