@@ -8,7 +8,7 @@
 3. **Pull back** every block of every region — the root, and the operand of each
    materialized reduction — to a block program over leaf boxes (``pullback.Puller``).
 4. **Rechunk** the user's arrays where a leaf box does not fall on chunk boundaries
-   (dask's own ``rechunk``: a refinement, chunks are only split).
+   (dask's own ``rechunk``, to the blocks' boundaries).
 5. **Emit** one task per block (``worker.run_block``: one fused kernel over that block's
    chunks), and for each materialized reduction one task per partial block plus a tree of
    combine tasks (``split_every`` partials per combine). Each distinct block program is
@@ -118,10 +118,6 @@ class _Leaf:
 
     def __init__(self, array, user: bool):
         self.array, self.user = array, user
-
-    @property
-    def name(self):
-        return self.array.name
 
 
 class _Plan:
