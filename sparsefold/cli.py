@@ -45,6 +45,8 @@ def main(argv: list[str] | None = None) -> int:
     _cache.add_parser(sub)
     from sparsefold.benchmarks import run as _bench  # `sparsefold bench [--quick] ...`
     _bench.add_parser(sub)
+    from sparsefold.benchmarks import dask_scaling  # `sparsefold bench --dask`
+    dask_scaling.add_flag(sub.choices["bench"])
     from sparsefold import show_cli  # `sparsefold show EXPR -i a=csr:float64:5x4`
     show_cli.add_parser(sub)
     from sparsefold.verify import cli as _prove  # `sparsefold prove [--smt2 RULE]`

@@ -139,6 +139,9 @@ class JitFunction:
                        getattr(a, "shape", a)) for a in args)
         hit = self._recent.get(quick)
         if hit is None:
+            if any(type(a).__module__.startswith("dask.") for a in args):
+                from sparsefold.dask import call  # a lazy dask.array: sparsefold.dask
+                return call(self, *args)
             program, out = self.program_for(*args)
             hit = (compile_program(program, out, self._assumed.get(program, ())),
                    result_library(args))
