@@ -40,7 +40,11 @@ def compile_program(program, out: str, requires: tuple = ()):
     with _KERNELS_LOCK:
         k = _KERNELS.get(key)
         if k is None:
-            k = _KERNELS[key] = Kernel(program, out, requires=tuple(requires))
+            # an ahead-of-time generic program that is this one (sparsefold.aot_registry)
+            from sparsefold.aot_registry import find
+            k = find(program, out, tuple(requires)) or \
+                Kernel(program, out, requires=tuple(requires))
+            _KERNELS[key] = k
         return k
 
 
