@@ -51,6 +51,7 @@ import numpy as np
 from sparsefold.compiler import build
 from sparsefold.compiler.aot import INDEX_WIDTHS, MANIFEST_NAME, VARIANTS_NAME
 from sparsefold.compiler.build import NotPrebuilt
+from sparsefold.compiler.cnames import check_compilable_dtype
 from sparsefold.interop import describe, is_pydata_sparse, is_scipy_sparse
 from sparsefold.jit import JitFunction, _default_out, jit
 from sparsefold.lazy import LazyArray
@@ -89,6 +90,7 @@ class ArraySpec:
             raise IllFormedProgram(f"aot: a {self.format} array has rank "
                                    f"{' or '.join(map(str, ranks))}, found ndim={self.ndim}")
         object.__setattr__(self, "dtype", check_dtype(self.dtype, what="aot array"))
+        check_compilable_dtype(self.dtype, f"aot {self.format} array")
         if self.format == "dense":
             if self.index is not None:
                 raise IllFormedProgram("aot: a dense array has no index dtype")
