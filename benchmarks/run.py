@@ -296,7 +296,8 @@ def add_parser(subparsers) -> None:
                         f"matrices ({', '.join(inputs.QUICK_MATRICES)})")
     p.add_argument("--kernels", action="append", metavar="NAMES",
                    help="comma-separated kernel names or groups (hand-written, conversion, "
-                        "fusion); default: all 15")
+                        "fusion); default: all 15. 'dropin' instead times sparsefold.scipy "
+                        "against scipy.sparse (benchmarks/dropin.py)")
     p.add_argument("--matrices", action="append", metavar="NAMES",
                    help="comma-separated matrix names (real or generated); default: all 60")
     p.add_argument("--scale", action="store_true",
@@ -332,6 +333,10 @@ def run(args: argparse.Namespace) -> int:
     out_dir = args.out
     if args.report_only:
         run_id, rows = read_rows(out_dir / "results.csv", args.run_id)
+    elif "dropin" in (_names(args.kernels) or ()):  # sparsefold.scipy vs scipy: dropin.py
+        from sparsefold.benchmarks import dropin
+        return dropin.run(args, select_matrices(_names(args.matrices), quick=args.quick,
+                                                scale=args.scale, matrix_dir=args.matrix_dir))
     else:
         kernels = select_kernels(_names(args.kernels))
         matrices = select_matrices(_names(args.matrices), quick=args.quick, scale=args.scale,
