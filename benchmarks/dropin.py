@@ -2,10 +2,10 @@
 ``scipy.sparse`` on the same call (``sparsefold bench --kernels dropin [--quick]``).
 
 Per matrix M (canonical float32 CSR; its column halves L, R and row halves T, U as in the
-suite's concat kernels; S a 3x3 matrix with 3 entries), the calls are the ones code using
+suite's concat kernels), the calls are the ones code using
 scipy makes: ``hstack([L, R])`` (csr and coo inputs), ``vstack([T, U])``, ``vstack(...,
 format="csr")`` of COO blocks, ``bmat([[L, None], [None, R]])``, ``block_array`` into CSR,
-``block_diag([T, U])``, ``kron(M, S)``, ``tril(M)`` and ``triu(M, 1, format="csr")``.
+``block_diag([T, U])``, ``tril(M)`` and ``triu(M, 1, format="csr")``. ``kron``,
 ``diags_array`` and ``random_array`` are scipy's own functions: not timed.
 
 Each call is checked first (same class, format, dtype, shape and entries as scipy's; a
@@ -36,7 +36,7 @@ FIELDS = ("run_id", "call", "matrix", "rows", "cols", "nnz", "system", "status",
           "first_seconds", "detail")
 
 CALLS = ("hstack csr", "hstack coo", "vstack csr", "vstack coo->csr", "bmat",
-         "block_array csr", "block_diag", "kron", "tril", "triu csr")
+         "block_array csr", "block_diag", "tril", "triu csr")
 
 
 def cases(m: sp.csr_array) -> dict[str, object]:
@@ -45,8 +45,6 @@ def cases(m: sp.csr_array) -> dict[str, object]:
     left, right = m[:, :h].tocsr(), m[:, h:].tocsr()
     top, bottom = m[:w].tocsr(), m[w:].tocsr()
     lc, rc, tc, bc = left.tocoo(), right.tocoo(), top.tocoo(), bottom.tocoo()
-    small = sp.csr_array((np.ones(3, dtype=np.float32), (np.arange(3), np.arange(3)[::-1])),
-                         shape=(3, 3))
     return {
         "hstack csr": lambda s: s.hstack([left, right]),
         "hstack coo": lambda s: s.hstack([lc, rc]),
@@ -56,7 +54,6 @@ def cases(m: sp.csr_array) -> dict[str, object]:
         "block_array csr": lambda s: s.block_array([[left, None], [None, right]],
                                                    format="csr"),
         "block_diag": lambda s: s.block_diag([top, bottom]),
-        "kron": lambda s: s.kron(m, small),
         "tril": lambda s: s.tril(m),
         "triu csr": lambda s: s.triu(m, 1, format="csr"),
     }

@@ -3,20 +3,20 @@
     import sparsefold.scipy as sparse       # instead of: import scipy.sparse as sparse
     C = sparse.hstack([A, B], format="csr")
 
-``hstack``, ``vstack``, ``bmat``, ``block_array``, ``block_diag``, ``kron``, ``tril`` and
-``triu`` take scipy's arguments and return what scipy returns: the same class (a sparse
-*matrix* exactly where scipy returns one: when no input is a sparse array), format, dtype,
-shape and values. ``diags_array`` and ``random_array`` are scipy's own (they build from
-dense or random data: nothing to compile), and so is every other name of ``scipy.sparse``
-(``csr_array``, ``issparse``, ...), so switching the import changes nothing else.
+``hstack``, ``vstack``, ``bmat``, ``block_array``, ``block_diag``, ``tril`` and ``triu``
+take scipy's arguments and return what scipy returns: the same class (a sparse *matrix*
+exactly where scipy returns one: when no input is a sparse array), format, dtype, shape and
+values. ``kron`` is scipy's own (sparsefold's plan for it materializes its broadcast
+operands: docs/dropin.md); ``diags_array`` and ``random_array`` are scipy's own (they build
+from dense or random data: nothing to compile), and so is every other name of
+``scipy.sparse`` (``csr_array``, ``issparse``, ...), so switching the import changes
+nothing else.
 
 What is compiled, and what is scipy's (docs/dropin.md lists every difference):
 
 * block layouts (``hstack``, ``vstack``, ``bmat``, ``block_array``, ``block_diag``) of up to
   16 blocks that are 2-d scipy sparse arrays or matrices (``block_diag``: sparse only) or
   NumPy arrays, of the dtypes the compiler supports — one kernel per layout;
-* ``kron`` of two 2-d arrays into csr, csc or coo (a bsr result — scipy's default when ``B``
-  is at least half full — is scipy's), with finite values;
 * ``tril``/``triu`` of a 2-d array, any ``k``.
 
 Anything else — lists or scalars as blocks, more blocks, ``float16`` or complex values,
@@ -30,7 +30,7 @@ import numpy as np
 import scipy.sparse as _sp
 
 from sparsefold.compiler.cnames import SUPPORTED_DTYPES
-from sparsefold.scipy_kernels import kron_kernel, layout_kernel, triangle_kernel
+from sparsefold.scipy_kernels import layout_kernel, triangle_kernel
 
 __all__ = ["hstack", "vstack", "bmat", "block_array", "block_diag", "kron", "tril", "triu",
            "diags_array", "random_array", "MAX_BLOCKS"]
@@ -108,21 +108,11 @@ def block_diag(mats, format=None, dtype=None):
 
 
 def kron(A, B, format=None):
-    """scipy.sparse.kron: the Kronecker product (bsr results are scipy's)."""
-    def scipy():
-        return _sp.kron(A, B, format=format)
-    a, b = _matrix_operand(A), _matrix_operand(B)
-    if a is None or b is None:
-        return scipy()
-    if (format is None or format == "bsr") and 2 * b.nnz >= b.shape[0] * b.shape[1]:
-        return scipy()  # scipy's dense-block BSR result
-    if a.nnz == 0 or b.nnz == 0 or not (_finite(a) and _finite(b)):
-        # an infinity times an implicit zero: scipy keeps 0, NumPy semantics give NaN
-        return scipy()
-    out = format if format in _KERNEL_FORMATS else "coo"
-    result = kron_kernel(out)(a, b)
-    return _finish(result, format or "coo", matrix=not (isinstance(A, _sp.sparray) or
-                                                        isinstance(B, _sp.sparray)))
+    """scipy.sparse.kron, scipy's own: sparsefold can express the product
+    (``reshape(A[:, None, :, None] * B[None, :, None, :])``) but its compiled plan
+    materializes both broadcast operands first, which costs far more than scipy
+    (docs/dropin.md)."""
+    return _sp.kron(A, B, format=format)
 
 
 def tril(A, k=0, format=None):
@@ -203,20 +193,6 @@ def _finish(result, final: str, matrix: bool):
     if result.format != final:
         result = result.asformat(final)
     return _MATRIX[final](result) if matrix else result
-
-
-def _matrix_operand(x):
-    """A 2-d operand as a sparse array a kernel reads (dense: its nonzeros, as scipy's
-    coo conversion keeps them), or None for what only scipy takes."""
-    if _sp.issparse(x):
-        return x if x.ndim == 2 and _supported(x.dtype) else None
-    if type(x) is np.ndarray and x.ndim == 2 and _supported(x.dtype):
-        return _sp.coo_array(x)
-    return None
-
-
-def _finite(x) -> bool:
-    return x.dtype.kind not in "fc" or bool(np.isfinite(x.data).all())
 
 
 def _triangle(A, k, format, lower: bool, scipy):

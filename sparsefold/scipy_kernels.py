@@ -1,4 +1,4 @@
-"""The compiled kernels behind ``sparsefold.scipy``: block layouts, ``kron``, ``tril``/``triu``.
+"""The compiled kernels behind ``sparsefold.scipy``: block layouts and ``tril``/``triu``.
 
 Each is an ``sf.jit`` function, cached per layout (and output format), so a layout is traced
 and compiled once and then serves every size, dtype and format of its blocks (the JIT keys
@@ -24,7 +24,7 @@ from sparsefold.spec.errors import IllFormedProgram
 from sparsefold.spec.ir import Node, Piece, ShapeOp
 from sparsefold.spec.ops_index import Pad
 
-__all__ = ["Triangle", "layout_kernel", "kron_kernel", "triangle_kernel"]
+__all__ = ["Triangle", "layout_kernel", "triangle_kernel"]
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
@@ -107,17 +107,6 @@ def layout_kernel(positions: tuple[tuple[int, int], ...], rows: int, cols: int,
         return F.concat(stacked, axis=0) if len(stacked) > 1 else stacked[0]
     block_matrix.__name__ = f"block_matrix_{rows}x{cols}"
     return jit(block_matrix, out=out)
-
-
-@functools.lru_cache(maxsize=8)
-def kron_kernel(out: str) -> JitFunction:
-    """``kron(a, b)[i*p + k, j*q + l] = a[i, j] * b[k, l]``: the product of the two
-    operands broadcast against each other, then the axes collapsed in pairs."""
-    def kron(a, b):
-        outer = F.expand_dims(F.expand_dims(a, axis=1), axis=3) * \
-            F.expand_dims(F.expand_dims(b, axis=0), axis=2)
-        return F.reshape(outer, (a.shape[0] * b.shape[0], a.shape[1] * b.shape[1]))
-    return jit(kron, out=out)
 
 
 @functools.lru_cache(maxsize=256)
