@@ -12,10 +12,10 @@ every precondition of ``G`` true under ``σ`` or one of ``P``'s own. Then ``G``'
 called with the sizes ``σ`` gives its size parameters, computes ``P``; its stage variants
 come from prebuilt modules when they were built (``compiler/build.py``).
 
-``jit.compile_program`` asks :func:`find` before building a kernel, so every ``sf.jit``
-function, ``compute`` and ``show`` use generic programs — sparsefold's own
-(``sparsefold/prebuilt.py``, loaded on the first question) and those of any package that
-bound its ahead-of-time extension (``sparsefold.aot.bind``).
+``jit.runnable_kernel`` (the call path of every ``sf.jit`` function and of ``compute``)
+asks :func:`find` before compiling a kernel, so calls use generic programs — sparsefold's
+own (``sparsefold/prebuilt.py``, loaded on the first question) and those of any package
+that bound its ahead-of-time extension (``sparsefold.aot.bind``).
 """
 
 from __future__ import annotations

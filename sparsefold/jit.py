@@ -26,7 +26,7 @@ from sparsefold.spec.compute import Input
 from sparsefold.spec.errors import IllFormedProgram, InvalidData
 from sparsefold.spec.printer import topological
 
-__all__ = ["jit", "JitFunction", "compute", "show", "compile_program"]
+__all__ = ["jit", "JitFunction", "compute", "show", "compile_program", "runnable_kernel"]
 
 _KERNELS: dict[tuple, Any] = {}
 _KERNELS_LOCK = threading.Lock()
@@ -40,12 +40,25 @@ def compile_program(program, out: str, requires: tuple = ()):
     with _KERNELS_LOCK:
         k = _KERNELS.get(key)
         if k is None:
-            # an ahead-of-time generic program that is this one (sparsefold.aot_registry)
-            from sparsefold.aot_registry import find
-            k = find(program, out, tuple(requires)) or \
-                Kernel(program, out, requires=tuple(requires))
-            _KERNELS[key] = k
+            k = _KERNELS[key] = Kernel(program, out, requires=tuple(requires))
         return k
+
+
+_RUNNABLE: dict[tuple, Any] = {}
+
+
+def runnable_kernel(program, out: str, requires: tuple = ()):
+    """What a call of ``program`` runs: a prebuilt generic kernel that *is* this program
+    (``sparsefold.aot_registry``; ahead-of-time kernels, docs/aot.md), else
+    :func:`compile_program`'s. ``show`` prints the latter: the JIT's own kernel."""
+    key = (program, out, tuple(requires))
+    k = _RUNNABLE.get(key)
+    if k is None:
+        from sparsefold.aot_registry import find
+        k = find(program, out, tuple(requires)) or compile_program(program, out, requires)
+        with _KERNELS_LOCK:
+            k = _RUNNABLE.setdefault(key, k)
+    return k
 
 
 def _default_out(infos) -> str:
@@ -139,7 +152,7 @@ class JitFunction:
         hit = self._recent.get(quick)
         if hit is None:
             program, out = self.program_for(*args)
-            hit = (compile_program(program, out, self._assumed.get(program, ())),
+            hit = (runnable_kernel(program, out, self._assumed.get(program, ())),
                    _library(args))
             if len(self._recent) < 64:
                 self._recent[quick] = hit
@@ -222,7 +235,7 @@ def compute(x: LazyArray, out: str | None = None):
     """Run a lazy array's program as one compiled kernel."""
     program, values = _canonical(x)
     infos = [describe(v) for v in values.values()]
-    kernel = compile_program(program, out or _default_out(infos))
+    kernel = runnable_kernel(program, out or _default_out(infos))
     return kernel(values, _library(list(values.values())))
 
 

@@ -155,6 +155,7 @@ C = _rand((4, 5), 3)
     ("format=lil", lambda s: s.hstack([A, B], format="lil")),
     ("format=dok", lambda s: s.vstack([A, C], format="dok")),
     ("format=dia", lambda s: s.vstack([A, C], format="dia")),
+    ("format=bsr", lambda s: s.bmat([[A, None], [None, C]], format="bsr")),
     ("spmatrix", lambda s: s.hstack([sp.csr_matrix(A), sp.csr_matrix(B)])),
     ("spmatrix coo", lambda s: s.vstack([sp.coo_matrix(A), sp.coo_matrix(C)])),
     ("matrix and array", lambda s: s.hstack([sp.csr_matrix(A), B])),
