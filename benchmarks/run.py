@@ -365,7 +365,8 @@ def add_parser(subparsers) -> None:
                         "with a profile breakdown)")
     p.add_argument("--kernels", action="append", metavar="NAMES",
                    help="comma-separated kernel or program names, or paper groups "
-                        "(hand-written, conversion, fusion); default: all")
+                        "(hand-written, conversion, fusion); default: all. 'dropin' instead "
+                        "times sparsefold.scipy against scipy.sparse (benchmarks/dropin.py)")
     p.add_argument("--matrices", action="append", metavar="NAMES",
                    help="comma-separated matrix names (real or generated); default: all 60")
     p.add_argument("--scale", action="store_true",
@@ -413,6 +414,10 @@ def run(args: argparse.Namespace) -> int:
         return overhead.main(out_dir, repeat=args.repeat)
     if args.report_only:
         run_id, rows = read_rows(out_dir / "results.csv", args.run_id)
+    elif "dropin" in (_names(args.kernels) or ()):  # sparsefold.scipy vs scipy: dropin.py
+        from sparsefold.benchmarks import dropin
+        return dropin.run(args, select_matrices(_names(args.matrices), quick=args.quick,
+                                                scale=args.scale, matrix_dir=args.matrix_dir))
     else:
         names = _names(args.kernels)
         paper = args.group in ("paper", "all")

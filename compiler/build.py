@@ -21,7 +21,12 @@ Public API
     Cython text defining ``_sf_address(array, itemsize, writable)``: the same address taken
     inside the kernel through the buffer protocol, 20x cheaper than ``data_pointer``.
 ``stats() / clear_memory_cache()``
-    Counters (memory_hits, disk_hits, builds, fallbacks) and a reset, mainly for tests.
+    Counters (memory_hits, disk_hits, builds, fallbacks, prebuilt_hits) and a reset, mainly
+    for tests.
+``register_prebuilt(table) / prebuilt_only(context) / source_digest(source)``
+    Ahead-of-time modules (``compiler/aot.py``): functions built from a source elsewhere,
+    registered under the sha256 of that source, are used instead of compiling it;
+    ``prebuilt_only`` makes a miss raise :class:`NotPrebuilt` instead of building.
 
 Contract for generated sources
 ------------------------------
@@ -40,6 +45,8 @@ shared by machines of one platform; the C compiler is ``$SPARSEFOLD_CC``, else `
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import errno
 import hashlib
 import importlib.machinery
@@ -60,13 +67,13 @@ from pathlib import Path
 import numpy as np
 
 from sparsefold.compiler import cache as _cache
-from sparsefold.spec.errors import InternalError
+from sparsefold.spec.errors import IllFormedProgram, InternalError
 
 __all__ = [
     "BUFFER_ADDRESS_PYX", "CFLAGS", "CYTHON_DIRECTIVES", "load_module", "kernel_key",
     "module_name_for", "environment_fields", "compiler_version", "data_pointer", "stats",
-    "COMPILER_VERSION",
-    "clear_memory_cache",
+    "COMPILER_VERSION", "clear_memory_cache", "NotPrebuilt", "register_prebuilt",
+    "prebuilt_only", "source_digest",
 ]
 
 # The compiler's version: printed in every kernel's header and recorded in every cache entry.
@@ -136,7 +143,7 @@ def module_name_for(key: str, name_hint: str = "kernel") -> str:
 
 # -- counters and the in-memory table --------------------------------------------------
 
-_stats = {"memory_hits": 0, "disk_hits": 0, "builds": 0, "fallbacks": 0}
+_stats = {"memory_hits": 0, "disk_hits": 0, "builds": 0, "fallbacks": 0, "prebuilt_hits": 0}
 _stats_lock = threading.Lock()
 _by_source: dict[tuple[str, str], types.ModuleType] = {}
 _key_locks: dict[tuple[str, str], threading.Lock] = {}
@@ -151,7 +158,8 @@ def _count(name: str) -> None:
 
 
 def stats() -> dict[str, int]:
-    """A snapshot of this process's counters: memory_hits, disk_hits, builds, fallbacks."""
+    """A snapshot of this process's counters: memory_hits, disk_hits, builds, fallbacks,
+    prebuilt_hits (sources served by a registered ahead-of-time module)."""
     with _stats_lock:
         return dict(_stats)
 
@@ -181,10 +189,74 @@ def load_module(source: str, *, name_hint: str = "kernel") -> types.ModuleType:
         with lock:
             module = _by_source.get(memo)
             if module is None:
-                module = _load_uncached(source, name_hint)
+                module = _from_prebuilt(source)
+                if module is None:
+                    module = _load_uncached(source, name_hint)
                 _by_source[memo] = module
                 return module
     _count("memory_hits")
+    return module
+
+
+# -- prebuilt (ahead-of-time) modules: DESIGN §3.7, compiler/aot.py ----------------------
+
+class NotPrebuilt(IllFormedProgram):
+    """Inside :func:`prebuilt_only`: a kernel this call needs was not built ahead of time
+    (and compiling it is not allowed)."""
+
+
+_prebuilt: dict[str, dict[str, object]] = {}
+_prebuilt_lock = threading.Lock()
+_PREBUILT_ONLY: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "sparsefold_prebuilt_only", default=None)
+
+
+def source_digest(source: str) -> str:
+    """The identity of a generated source for prebuilt lookup: sha256 of its text."""
+    return hashlib.sha256(source.encode("utf-8")).hexdigest()
+
+
+def register_prebuilt(table: dict[str, dict[str, object]]) -> int:
+    """Use these functions for the sources whose digests are the keys (``{digest: {"run":
+    f, "count": g}}``, as an AOT module's ``_SF_VARIANTS``); returns how many were new.
+    A digest already registered keeps its first functions (they come from the same text)."""
+    with _prebuilt_lock:
+        new = 0
+        for digest, functions in table.items():
+            if digest not in _prebuilt:
+                _prebuilt[digest] = dict(functions)
+                new += 1
+        return new
+
+
+@contextlib.contextmanager
+def prebuilt_only(context: str):
+    """Within the block (this thread or task), a source that is neither loaded already nor
+    prebuilt raises :class:`NotPrebuilt` — whose message starts with ``context`` — instead
+    of being compiled; the disk cache is not consulted either."""
+    token = _PREBUILT_ONLY.set(context)
+    try:
+        yield
+    finally:
+        _PREBUILT_ONLY.reset(token)
+
+
+def _from_prebuilt(source: str) -> types.ModuleType | None:
+    only = _PREBUILT_ONLY.get()
+    functions = None
+    if _prebuilt:
+        digest = source_digest(source)
+        functions = _prebuilt.get(digest)
+    if functions is None:
+        if only is not None:
+            head = re.search(r"^# sparsefold kernel: (.*)$", source, re.M)
+            raise NotPrebuilt(f"{only}: this call needs a kernel that was not built ahead of "
+                              f"time ({head.group(1) if head else 'a kernel'}; source sha256 "
+                              f"{source_digest(source)[:16]})")
+        return None
+    module = types.ModuleType(f"sfk_prebuilt_{digest[:24]}")
+    module.__dict__.update(functions)
+    _count("prebuilt_hits")
     return module
 
 

@@ -190,10 +190,13 @@ class Kernel:
         return out
 
     # --- call -----------------------------------------------------------------------------
-    def __call__(self, values: dict[str, Any], library: str = "scipy"):
+    def __call__(self, values: dict[str, Any], library: str = "scipy",
+                 sizes: dict[str, int] | None = None):
+        """Run on ``values`` (input name -> array); ``sizes`` binds size symbols that no
+        input's shape binds (an ahead-of-time kernel's size parameters, ``sparsefold.aot``)."""
         try:
-            env = bind_sizes(self.inputs, values) if self.stages or self.requires \
-                else None
+            env = bind_sizes(self.inputs, values, dict(sizes)) if sizes else \
+                bind_sizes(self.inputs, values, {}) if self.stages or self.requires else None
             if self.requires and not all(self._requires_fn(env)):
                 # the trace assumed these sizes equal (sizes.assuming): reading on would
                 # read one operand past its end
@@ -204,7 +207,7 @@ class Kernel:
                 vals[temp.name] = stage(vals, "scipy", env)
             return self.final(vals, library, env)
         except NotFinite:
-            return self._exact_variant()(values, library)
+            return self._exact_variant()(values, library, sizes)
 
     def _exact_variant(self) -> Kernel:
         """The same program with no annihilation that needs finite operands."""

@@ -53,6 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     _prove.add_parser(sub)
     from sparsefold.verify import fuzz as _fuzz  # `sparsefold fuzz [--iterations N] ...`
     _fuzz.add_parser(sub)
+    from sparsefold import aot_generate as _aot  # `sparsefold aot SPEC.py -o PKG/_kernels`
+    _aot.add_parser(sub)
     args = parser.parse_args(argv)
     return args.run(args)
 

@@ -27,7 +27,7 @@ from sparsefold.spec.printer import topological
 from sparsefold.storage.describe import describe
 from sparsefold.storage.results import result_library
 
-__all__ = ["jit", "JitFunction", "compute", "show", "compile_program"]
+__all__ = ["jit", "JitFunction", "compute", "show", "compile_program", "runnable_kernel"]
 
 _KERNELS: dict[tuple, Any] = {}
 _KERNELS_LOCK = threading.Lock()
@@ -45,6 +45,23 @@ def compile_program(program, out: str, requires: tuple = ()):
             k = _KERNELS[key] = Kernel(program, out, proved=instance_proved,
                                        requires=tuple(requires))
         return k
+
+
+_RUNNABLE: dict[tuple, Any] = {}
+
+
+def runnable_kernel(program, out: str, requires: tuple = ()):
+    """What a call of ``program`` runs: a prebuilt generic kernel that *is* this program
+    (``sparsefold.aot_registry``; ahead-of-time kernels, docs/aot.md), else
+    :func:`compile_program`'s. ``show`` prints the latter: the JIT's own kernel."""
+    key = (program, out, tuple(requires))
+    k = _RUNNABLE.get(key)
+    if k is None:
+        from sparsefold.aot_registry import find
+        k = find(program, out, tuple(requires)) or compile_program(program, out, requires)
+        with _KERNELS_LOCK:
+            k = _RUNNABLE.setdefault(key, k)
+    return k
 
 
 def _default_out(infos, program=None, assumed: tuple = ()) -> str:
@@ -143,7 +160,7 @@ class JitFunction:
                 from sparsefold.dask import call  # a lazy dask.array: sparsefold.dask
                 return call(self, *args)
             program, out = self.program_for(*args)
-            hit = (compile_program(program, out, self._assumed.get(program, ())),
+            hit = (runnable_kernel(program, out, self._assumed.get(program, ())),
                    result_library(args))
             if len(self._recent) < 64:
                 self._recent[quick] = hit
@@ -228,7 +245,7 @@ def compute(x: LazyArray, out: str | None = None):
     """Run a lazy array's program as one compiled kernel."""
     program, values = _canonical(x)
     infos = [describe(v) for v in values.values()]
-    kernel = compile_program(program, out or _default_out(infos, program))
+    kernel = runnable_kernel(program, out or _default_out(infos, program))
     return kernel(values, result_library(list(values.values())))
 
 

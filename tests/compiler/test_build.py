@@ -259,7 +259,8 @@ def test_second_load_hits_memory_and_modules_do_not_clash(cache_root):
     other = build.load_module(tiny("memory-2"), name_hint="tiny")
     assert again is first and other is not first
     assert first.__name__ != other.__name__
-    assert build.stats() == {"memory_hits": 1, "disk_hits": 0, "builds": 2, "fallbacks": 0}
+    assert build.stats() == {"memory_hits": 1, "disk_hits": 0, "builds": 2, "fallbacks": 0,
+                             "prebuilt_hits": 0}
     x = np.arange(5.0)
     assert first.scale_sum(_ptr(x), 5, 3.0) == other.scale_sum(_ptr(x), 5, 3.0) == 30.0
 
@@ -296,7 +297,8 @@ def test_eight_threads_one_compile(cache_root):
 def test_second_process_reuses_disk_cache_without_building(cache_root, tmp_path):
     build.load_module(tiny("disk"), name_hint="tiny")
     report = _child(tmp_path, tiny("disk"), "tiny", poison=True)
-    assert report["stats"] == {"memory_hits": 0, "disk_hits": 1, "builds": 0, "fallbacks": 0}
+    assert report["stats"] == {"memory_hits": 0, "disk_hits": 1, "builds": 0, "fallbacks": 0,
+                               "prebuilt_hits": 0}
     assert report["result"] == 90.0
     # The poison is real: the same child asked for a kernel not in the cache cannot build it.
     failed = _child(tmp_path, tiny("not cached"), "tiny", poison=True)

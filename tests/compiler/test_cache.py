@@ -201,7 +201,8 @@ def test_intact_entry_that_does_not_import_is_rebuilt(built_entry, root):
 def test_intact_planted_entry_is_loaded_without_building(built_entry, root):
     _planted(built_entry, root)
     assert _works(build.load_module(SOURCE, name_hint="tiny"))
-    assert build.stats() == {"memory_hits": 0, "disk_hits": 1, "builds": 0, "fallbacks": 0}
+    assert build.stats() == {"memory_hits": 0, "disk_hits": 1, "builds": 0, "fallbacks": 0,
+                             "prebuilt_hits": 0}
 
 
 # -- permissions -----------------------------------------------------------------------------
@@ -283,7 +284,8 @@ def test_read_only_cache_dir_still_serves_intact_entries(built_entry, root, monk
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert _works(build.load_module(SOURCE, name_hint="tiny"))
-    assert build.stats() == {"memory_hits": 0, "disk_hits": 1, "builds": 0, "fallbacks": 0}
+    assert build.stats() == {"memory_hits": 0, "disk_hits": 1, "builds": 0, "fallbacks": 0,
+                             "prebuilt_hits": 0}
 
 
 @pytest.mark.cython
