@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parent
 # as [tool.setuptools.package-dir] in pyproject.toml
 PACKAGE_DIRS = {"sparsefold": "sparsefold", "sparsefold.spec": "spec",
                 "sparsefold.interp": "interp", "sparsefold.compiler": "compiler",
-                "sparsefold.verify": "verify", "sparsefold.benchmarks": "benchmarks"}
+                "sparsefold.verify": "verify", "sparsefold.benchmarks": "benchmarks",
+                "sparsefold.storage": "storage"}
 PARTS = 2
 NAMES = [f"sparsefold._prebuilt{k}" for k in range(PARTS)]
 GENERATED = Path("build") / "sparsefold-prebuilt"  # relative: setuptools wants that
