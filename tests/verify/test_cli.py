@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-import time
 
 import z3
 
@@ -24,11 +23,11 @@ from sparsefold.verify.rules import rule
 FINAL = re.compile(r"^(\d+) passed, (\d+) failed$")
 
 
-def test_the_whole_catalog_passes_within_a_minute():
-    t0 = time.perf_counter()
+def test_the_whole_catalog_passes():
+    # no wall-clock assertion: CI machines are shared and noisy (the timeout is a hang guard;
+    # the proof time is reported by `sparsefold prove` and benchmarks, not tested)
     done = subprocess.run([sys.executable, "-m", "sparsefold.cli", "prove"],
                           capture_output=True, text=True, timeout=300)
-    seconds = time.perf_counter() - t0
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     lines = done.stdout.strip().splitlines()
     m = FINAL.match(lines[-1])
@@ -39,7 +38,6 @@ def test_the_whole_catalog_passes_within_a_minute():
     assert all(" proved " in r for r in rows if not r.startswith("wrong "))
     assert all(" refuted " in r and "as expected" in r for r in rows if r.startswith("wrong "))
     assert "UNEXPECTED" not in done.stdout
-    assert seconds < 60
 
 
 def test_an_unexpected_status_makes_the_exit_status_non_zero(monkeypatch, capsys):
