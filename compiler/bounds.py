@@ -41,7 +41,8 @@ from sparsefold.compiler.loops import (
 from sparsefold.compiler.values import index
 from sparsefold.spec.compute import Input
 
-__all__ = ["Sites", "read_coordinate", "copy_coordinates", "rows_first", "leaf_label"]
+__all__ = ["Sites", "read_coordinate", "copy_coordinates", "rows_first", "leaf_label",
+           "check_segment"]
 
 _SAFE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -93,6 +94,37 @@ def read_coordinate(b: Builder, sites: Sites, leaf: Input, level_no: int, crd: A
     b.assign(var, Load(crd, pos))
     b.emit(If(((Bin(">=", cast("uint64_t", var), cast("uint64_t", size)),
                 (Raise(site, (var, size)), Assign(var, Lit("0", INT)))),)))
+
+
+def check_segment(b: Builder, sites: Sites, leaf: Input, level_no: int, crd: Array,
+                  start: Expr, end: Expr) -> Var:
+    """Every coordinate of ``crd[start:end]`` (a row) in range, tested in one vectorizable
+    pass before the loop that uses them: an OR of unsigned compares in the index array's own
+    width, against the axis size clamped to that width (every non-negative int32 is below a
+    size of 2**31 or more). When the flag is set the first bad coordinate is recorded (as
+    :func:`read_coordinate` would) and the caller skips the row: the call raises after the
+    loops anyway, and the loop that follows reads the row with no test per entry. Returns
+    the flag."""
+    bits = {"int32_t": 32, "int64_t": 64}[crd.ctype]
+    unsigned = f"uint{bits}_t"
+    bad = b.fresh(f"row_bad{bits}", unsigned)
+    lim = b.fresh(f"row_lim{bits}", unsigned)
+    t = b.fresh("t")
+    size = axis_size(leaf, level_no)
+    if bits == 32:
+        b.assign(lim, cast(unsigned, Lit(f"({size.text} if {size.text} < "
+                                         f"<int64_t>2147483648 else <int64_t>2147483648)",
+                                         INT, size.uses)))
+    else:
+        b.assign(lim, cast(unsigned, size))
+    b.assign(bad, Lit("0", unsigned))
+    with b.loop(t, start, end):
+        b.assign(bad, Bin("|", bad, Bin(">=", cast(unsigned, Load(crd, t)), lim)))
+    with b.if_(bad):
+        v = b.fresh("range_v")
+        with b.loop(t, start, end):
+            read_coordinate(b, sites, leaf, level_no, crd, t, v)
+    return bad
 
 
 def rows_first(b: Builder, sites: Sites, leaves_pos: list[tuple[Input, Array]]) -> Var | None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sparsefold.compiler.bounds import read_coordinate
+from sparsefold.compiler.bounds import check_segment, read_coordinate
 from sparsefold.compiler.loops import BOOL, INT, Assign, Bin, Expr, If, Lit, Load, Not, Var
 from sparsefold.compiler.lowering import Lowering
 from sparsefold.compiler.streams import StreamPiece
@@ -322,6 +322,11 @@ class RowCursor:
             b.assign(self.src, index(self.piece.backward[self.outer_mode], env))
             b.assign(self.p, Load(pos, self.src))
             b.assign(self.e, Load(pos, self.src + 1))
+            # the row's coordinates checked in one pass; a bad row is recorded and skipped
+            bad = check_segment(b, self.low.sites, self.piece.leaf, 1, self.arrays.crd[1],
+                                self.p, self.e)
+            with b.if_(bad):
+                b.assign(self.e, self.p)
         b.assign(self.stale, True)
 
     def settle(self) -> None:
@@ -332,8 +337,7 @@ class RowCursor:
             # entries its guards drop are skipped; without guards the first entry is it
             loop = b.while_ if self.entry_guards else b.if_
             with loop(Bin("<", self.p, self.e)):
-                read_coordinate(b, self.low.sites, self.piece.leaf, 1, self.arrays.crd[1],
-                                self.p, self.inner)
+                b.assign(self.inner, Load(self.arrays.crd[1], self.p))  # checked with the row
                 if self.entry_guards:
                     test = index(sz.and_(*self.entry_guards), self.env)
                     with b.if_(Not(test)):

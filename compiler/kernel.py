@@ -12,6 +12,8 @@ fit in memory — runs the kernel, and wraps the result.
 
 from __future__ import annotations
 
+import functools
+import math
 import os
 import threading
 from typing import Any
@@ -70,8 +72,11 @@ def memory_limit() -> int:
     """Bytes one allocation may take: ``$SPARSEFOLD_MEMORY_LIMIT`` if set, else the
     machine's physical memory."""
     configured = os.environ.get("SPARSEFOLD_MEMORY_LIMIT")
-    if configured:
-        return int(configured)
+    return int(configured) if configured else _physical_memory()
+
+
+@functools.lru_cache(maxsize=1)
+def _physical_memory() -> int:
     try:
         return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
@@ -127,6 +132,7 @@ class StageKernel:
         self._free_extents = [sz.python_function(tuple(size for _, size in piece.free))
                               for piece in plan.pieces]
         self._variants: dict[tuple, tuple[str, list, Any]] = {}
+        self._assemblers: dict[str, Any] = {}
         self._lock = threading.Lock()
 
     # --- source ---------------------------------------------------------------------------
@@ -298,7 +304,7 @@ class StageKernel:
         return self._arrays(specs, "a row workspace")
 
     def _arrays(self, specs: dict, what: str) -> dict[str, np.ndarray]:
-        total = sum(int(np.prod(s)) * np.dtype(t).itemsize for s, t, _ in specs.values())
+        total = sum(math.prod(s) * np.dtype(t).itemsize for s, t, _ in specs.values())
         limit = memory_limit()
         if total > limit:
             raise TooLarge(f"{what} of {self.what} needs {_bytes(total)}, more than this "
@@ -313,8 +319,11 @@ class StageKernel:
     def _allocate(self, shape, capacity, out_index) -> dict[str, np.ndarray]:
         """Every output array ``run`` writes, sized for this call by its assembler;
         checked against the memory limit before anything is allocated."""
-        specs = self._assembler(out_index).allocation(tuple(shape), capacity)
-        total = sum(int(np.prod(s)) * np.dtype(t).itemsize for s, t, _ in specs.values())
+        asm = self._assemblers.get(out_index)
+        if asm is None:  # one per output index width: creating it renders size text
+            asm = self._assemblers[out_index] = self._assembler(out_index)
+        specs = asm.allocation(tuple(shape), capacity)
+        total = sum(math.prod(s) * np.dtype(t).itemsize for s, t, _ in specs.values())
         limit = memory_limit()
         if total > limit:
             raise TooLarge(

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sparsefold.compiler.bounds import read_coordinate
+from sparsefold.compiler.bounds import check_segment
 from sparsefold.compiler.loops import INT, Bin, Expr, Lit, Load, Not, Var
 from sparsefold.compiler.lower_stream import coordinate_symbols, row_guards
 from sparsefold.compiler.lowering import Lowering
@@ -36,8 +36,27 @@ class _Rows:
     """Walks the rows of one operand's matrix view: for row ``r`` (an IR expression), each
     piece's source row (guards, backward map), its entries, their column and value."""
 
-    def __init__(self, low: Lowering, operand: Operand, tag: str, values: Values):
+    def __init__(self, low: Lowering, operand: Operand, tag: str, values: Values,
+                 checked: bool = False):
         self.low, self.operand, self.tag, self.values = low, operand, tag, values
+        self.checked = checked  # every coordinate was checked before the loops
+
+    def check_all(self) -> Expr | None:
+        """Check every coordinate of every piece's leaf in one pass before the loops (a
+        located operand's rows are read many times); returns the OR of the flags."""
+        flags = []
+        b = self.low.b
+        for piece in self.operand.pieces:
+            arrays = self.low.leaf(piece.leaf)
+            rows = index(piece.leaf.shape[piece.leaf.format.mode_order[0]])
+            flags.append(check_segment(b, self.low.sites, piece.leaf, 1, arrays.crd[1],
+                                       Load(arrays.pos[1], Lit("0", INT)),
+                                       Load(arrays.pos[1], rows)))
+        self.checked = True
+        out = flags[0]
+        for f in flags[1:]:
+            out = Bin("|", out, f)
+        return out
 
     def entries(self, r: Expr, body) -> None:
         """Emit ``body(column, value_fn)`` for every entry of row ``r`` (pieces in order)."""
@@ -59,8 +78,15 @@ class _Rows:
             env = {sz.in_coord(a).name: src, sz.in_coord(c).name: inner}
             guards = [g for g in sz.conjuncts(piece.guard)
                       if not coordinate_symbols(g) <= {sz.in_coord(a).name}]
-            with b.loop(q, Load(arrays.pos[1], src), Load(arrays.pos[1], src + 1)):
-                read_coordinate(b, self.low.sites, leaf, 1, arrays.crd[1], q, inner)
+            start, end = Load(arrays.pos[1], src), Load(arrays.pos[1], src + 1)
+            bad = None
+            if not self.checked:  # the row checked in one pass, skipped when bad
+                bad = check_segment(b, self.low.sites, leaf, 1, arrays.crd[1], start, end)
+                cm = b.if_(Not(bad))
+                cm.__enter__()
+                cms.append(cm)
+            with b.loop(q, start, end):
+                b.assign(inner, Load(arrays.crd[1], q))
                 for g in guards:
                     with b.if_(Not(index(g, env))):
                         b.cont()
@@ -90,6 +116,13 @@ def lower_contract(low: Lowering, plan: ContractPlan, asm, fmt, program) -> None
     rows, cols = index(rows_n), index(cols_n)
     driver = _Rows(low, plan.driver, "d", values)
     located = _Rows(low, plan.located, "l", values)
+    # a located row is read once per entry that points at it: all of them checked up front
+    with b.if_(Not(located.check_all())):
+        _product_rows(low, plan, asm, values, driver, located, rows, cols)
+
+
+def _product_rows(low, plan, asm, values, driver, located, rows, cols) -> None:
+    b = low.b
     product = plan.product
     acc_dtype = plan.reduction.node.dtype
     first, second = (1, 0) if plan.transposed else (0, 1)

@@ -19,7 +19,7 @@ Each entry is handed to an output assembler (``outputs.py``).
 
 from __future__ import annotations
 
-from sparsefold.compiler.bounds import copy_coordinates, read_coordinate
+from sparsefold.compiler.bounds import check_segment, copy_coordinates, read_coordinate
 from sparsefold.compiler.cnames import ctype
 from sparsefold.compiler.loops import INT, Bin, Expr, Lit, Load, Memcpy, Not, Store, Var, cast
 from sparsefold.compiler.lowering import Lowering
@@ -226,11 +226,19 @@ def _open_leaf_loops(low: Lowering, piece: StreamPiece, nest: _LoopNest, loops: 
             b.assign(pos, coord if _is_zero(parent) else Bin("+", Bin("*", parent, size), coord))
         elif level.has_pos:
             p = arrays.pos[li]
+            row_checked = li > 0  # a segment under a parent (a row): checked up front
+            if row_checked:
+                bad = check_segment(b, low.sites, leaf, li, arrays.crd[li], Load(p, parent),
+                                    Load(p, parent + 1))
+                loops.open(b.if_(Not(bad)))
             if register is not None and li == _innermost_level(piece):
                 register.start(loops)
             loops.open(b.loop(pos, Load(p, parent), Load(p, parent + 1)))
             nest.in_loop = True
-            read_coordinate(b, low.sites, leaf, li, arrays.crd[li], pos, coord)
+            if row_checked:
+                b.assign(coord, Load(arrays.crd[li], pos))
+            else:
+                read_coordinate(b, low.sites, leaf, li, arrays.crd[li], pos, coord)
         else:  # singleton: one coordinate at the parent's position
             pos = parent
             read_coordinate(b, low.sites, leaf, li, arrays.crd[li], pos, coord)
@@ -318,9 +326,12 @@ def _row_piece(low, piece, out_order, r, row, asm, values) -> None:
         loops.close()
         return
     q, coord = b.fresh("q1"), b.fresh(f"i{c}")
-    loops.open(b.loop(q, Load(arrays.pos[1], src), Load(arrays.pos[1], src + 1)))
+    start, end = Load(arrays.pos[1], src), Load(arrays.pos[1], src + 1)
+    bad = check_segment(b, low.sites, leaf, 1, arrays.crd[1], start, end)
+    loops.open(b.if_(Not(bad)))
+    loops.open(b.loop(q, start, end))
     nest.in_loop = True
-    read_coordinate(b, low.sites, leaf, 1, arrays.crd[1], q, coord)
+    b.assign(coord, Load(arrays.crd[1], q))  # checked with the row
     nest.bind(sz.in_coord(c).name, coord)
     v: Expr = Load(arrays.val, q)
     for layer in piece.layers:
