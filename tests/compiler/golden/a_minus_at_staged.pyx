@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: stream -> csr
-# sparsefold compiler 0.2.0; source hash dbcfc61c73c4f918
+# sparsefold compiler 0.2.0; source hash 50b2eaa45686ee5d
 #
 # Program:
 #   %0 = input a0: float32[n0, n0] csc
@@ -61,8 +61,9 @@ def run(
         object p_out_crd1,
         object p_out_val,
 ):
-    cdef int64_t cur, i0, i0_2, i1, i1_2, m, n, o0, o0_2, o1_2, pos_bad, q0, q0_2, q1, q1_2, sf_a
-    cdef int64_t sf_b, sf_bad, sf_c, slot, t
+    cdef int64_t cur, i0, i0_2, i1, i1_2, m, n, o0, o0_2, o1_2, pos_bad, q0, q0_2, q1, q1_2
+    cdef int64_t range_v, range_v_2, sf_a, sf_b, sf_bad, sf_c, slot, t, t_2, t_3
+    cdef uint32_t row_bad32, row_bad32_2, row_lim32, row_lim32_2
     cdef int32_t_restrict in_a0_pos1 = <int32_t_restrict>_sf_address(
         p_in_a0_pos1, sizeof(int32_t), 0)
     cdef int32_t_restrict in_a0_crd1 = <int32_t_restrict>_sf_address(
@@ -96,17 +97,25 @@ def run(
             # piece 0: entries of a0 (csc) in storage order -> output coordinates _i0, _i1
             for i1 in range(S_n0):
                 q0 = i1
-                for q1 in range(in_a0_pos1[q0], in_a0_pos1[q0 + 1]):
-                    i0 = in_a0_crd1[q1]
-                    if <uint64_t>i0 >= <uint64_t>S_n0:
-                        if sf_bad == 0:
-                            sf_bad = 2
-                            sf_a = i0
-                            sf_b = S_n0
-                            sf_c = 0
-                        i0 = 0
-                    o0 = i0
-                    out_pos1[o0 + 1] = out_pos1[o0 + 1] + 1
+                row_lim32 = <uint32_t>(S_n0 if S_n0 < <int64_t>2147483648 else <int64_t>2147483648)
+                row_bad32 = 0
+                for t_2 in range(in_a0_pos1[q0], in_a0_pos1[q0 + 1]):
+                    row_bad32 = row_bad32 | (<uint32_t>in_a0_crd1[t_2] >= row_lim32)
+                if row_bad32:
+                    for t_2 in range(in_a0_pos1[q0], in_a0_pos1[q0 + 1]):
+                        range_v = in_a0_crd1[t_2]
+                        if <uint64_t>range_v >= <uint64_t>S_n0:
+                            if sf_bad == 0:
+                                sf_bad = 2
+                                sf_a = range_v
+                                sf_b = S_n0
+                                sf_c = 0
+                            range_v = 0
+                if not row_bad32:
+                    for q1 in range(in_a0_pos1[q0], in_a0_pos1[q0 + 1]):
+                        i0 = in_a0_crd1[q1]
+                        o0 = i0
+                        out_pos1[o0 + 1] = out_pos1[o0 + 1] + 1
             # prefix sums: out_pos1[r] is where row r starts; out_nxt its next slot
             for cur in range(S_n0):
                 out_pos1[cur + 1] = out_pos1[cur + 1] + out_pos1[cur]
@@ -117,20 +126,28 @@ def run(
             for i1_2 in range(S_n0):
                 q0_2 = i1_2
                 o1_2 = i1_2
-                for q1_2 in range(in_a0_pos1[q0_2], in_a0_pos1[q0_2 + 1]):
-                    i0_2 = in_a0_crd1[q1_2]
-                    if <uint64_t>i0_2 >= <uint64_t>S_n0:
-                        if sf_bad == 0:
-                            sf_bad = 2
-                            sf_a = i0_2
-                            sf_b = S_n0
-                            sf_c = 0
-                        i0_2 = 0
-                    o0_2 = i0_2
-                    slot = out_nxt[o0_2]
-                    out_nxt[o0_2] = slot + 1
-                    out_crd1[slot] = <int32_t>o1_2
-                    out_val[slot] = in_a0_val[q1_2]
+                row_lim32_2 = <uint32_t>(S_n0 if S_n0 < <int64_t>2147483648 else <int64_t>2147483648)
+                row_bad32_2 = 0
+                for t_3 in range(in_a0_pos1[q0_2], in_a0_pos1[q0_2 + 1]):
+                    row_bad32_2 = row_bad32_2 | (<uint32_t>in_a0_crd1[t_3] >= row_lim32_2)
+                if row_bad32_2:
+                    for t_3 in range(in_a0_pos1[q0_2], in_a0_pos1[q0_2 + 1]):
+                        range_v_2 = in_a0_crd1[t_3]
+                        if <uint64_t>range_v_2 >= <uint64_t>S_n0:
+                            if sf_bad == 0:
+                                sf_bad = 2
+                                sf_a = range_v_2
+                                sf_b = S_n0
+                                sf_c = 0
+                            range_v_2 = 0
+                if not row_bad32_2:
+                    for q1_2 in range(in_a0_pos1[q0_2], in_a0_pos1[q0_2 + 1]):
+                        i0_2 = in_a0_crd1[q1_2]
+                        o0_2 = i0_2
+                        slot = out_nxt[o0_2]
+                        out_nxt[o0_2] = slot + 1
+                        out_crd1[slot] = <int32_t>o1_2
+                        out_val[slot] = in_a0_val[q1_2]
     if sf_bad:
         _sf_fail(sf_bad, sf_a, sf_b, sf_c)
     return (n, m)
@@ -139,7 +156,7 @@ def run(
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: coiterate -> csr
-# sparsefold compiler 0.2.0; source hash 480e594bcacef824
+# sparsefold compiler 0.2.0; source hash 38bfa070ef05ed94
 #
 # Program:
 #   %0 = input tmp0: float32[n0, n0] csr
@@ -205,8 +222,9 @@ def run(
 ):
     cdef bint stale_a, stale_b
     cdef float v, x0, x1
-    cdef int64_t e_a, e_b, i0_b, i1_a, k, key_a, key_b, m, n, p_a, p_b, pos_bad, r, s_a, s_b, sf_a
-    cdef int64_t sf_b, sf_bad, sf_c, t
+    cdef int64_t e_a, e_b, i0_b, i1_a, k, key_a, key_b, m, n, p_a, p_b, pos_bad, r, range_v
+    cdef int64_t range_v_2, s_a, s_b, sf_a, sf_b, sf_bad, sf_c, t, t_2, t_3
+    cdef uint32_t row_bad32, row_bad32_2, row_lim32, row_lim32_2
     cdef int32_t_restrict in_tmp0_pos1 = <int32_t_restrict>_sf_address(
         p_in_tmp0_pos1, sizeof(int32_t), 0)
     cdef int32_t_restrict in_tmp0_crd1 = <int32_t_restrict>_sf_address(
@@ -257,10 +275,42 @@ def run(
                 s_a = r
                 p_a = in_tmp0_pos1[s_a]
                 e_a = in_tmp0_pos1[s_a + 1]
+                row_lim32 = <uint32_t>(S_n0 if S_n0 < <int64_t>2147483648 else <int64_t>2147483648)
+                row_bad32 = 0
+                for t_2 in range(p_a, e_a):
+                    row_bad32 = row_bad32 | (<uint32_t>in_tmp0_crd1[t_2] >= row_lim32)
+                if row_bad32:
+                    for t_2 in range(p_a, e_a):
+                        range_v = in_tmp0_crd1[t_2]
+                        if <uint64_t>range_v >= <uint64_t>S_n0:
+                            if sf_bad == 0:
+                                sf_bad = 3
+                                sf_a = range_v
+                                sf_b = S_n0
+                                sf_c = 0
+                            range_v = 0
+                if row_bad32:
+                    e_a = p_a
                 stale_a = 1
                 s_b = r
                 p_b = in_a0_pos1[s_b]
                 e_b = in_a0_pos1[s_b + 1]
+                row_lim32_2 = <uint32_t>(S_n0 if S_n0 < <int64_t>2147483648 else <int64_t>2147483648)
+                row_bad32_2 = 0
+                for t_3 in range(p_b, e_b):
+                    row_bad32_2 = row_bad32_2 | (<uint32_t>in_a0_crd1[t_3] >= row_lim32_2)
+                if row_bad32_2:
+                    for t_3 in range(p_b, e_b):
+                        range_v_2 = in_a0_crd1[t_3]
+                        if <uint64_t>range_v_2 >= <uint64_t>S_n0:
+                            if sf_bad == 0:
+                                sf_bad = 4
+                                sf_a = range_v_2
+                                sf_b = S_n0
+                                sf_c = 0
+                            range_v_2 = 0
+                if row_bad32_2:
+                    e_b = p_b
                 stale_b = 1
                 while True:
                     if stale_a:
@@ -268,26 +318,12 @@ def run(
                         key_a = INT64_MAX
                         if p_a < e_a:
                             i1_a = in_tmp0_crd1[p_a]
-                            if <uint64_t>i1_a >= <uint64_t>S_n0:
-                                if sf_bad == 0:
-                                    sf_bad = 3
-                                    sf_a = i1_a
-                                    sf_b = S_n0
-                                    sf_c = 0
-                                i1_a = 0
                             key_a = i1_a
                     if stale_b:
                         stale_b = 0
                         key_b = INT64_MAX
                         if p_b < e_b:
                             i0_b = in_a0_crd1[p_b]
-                            if <uint64_t>i0_b >= <uint64_t>S_n0:
-                                if sf_bad == 0:
-                                    sf_bad = 4
-                                    sf_a = i0_b
-                                    sf_b = S_n0
-                                    sf_c = 0
-                                i0_b = 0
                             key_b = i0_b
                     if not (key_a != INT64_MAX or key_b != INT64_MAX):
                         break

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: coiterate -> csr
-# sparsefold compiler 0.2.0; source hash cd9df964873d48db
+# sparsefold compiler 0.2.0; source hash f0cf6bbc1545a5ed
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -71,8 +71,9 @@ def run(
 ):
     cdef bint stale_a, stale_b
     cdef float v, x0, x1
-    cdef int64_t e_a, e_b, i1_a, i1_b, k, key_a, key_b, m, n, p_a, p_b, pos_bad, r, s_a, s_b, sf_a
-    cdef int64_t sf_b, sf_bad, sf_c, t
+    cdef int64_t e_a, e_b, i1_a, i1_b, k, key_a, key_b, m, n, p_a, p_b, pos_bad, r, range_v
+    cdef int64_t range_v_2, s_a, s_b, sf_a, sf_b, sf_bad, sf_c, t, t_2, t_3
+    cdef uint32_t row_bad32, row_bad32_2, row_lim32, row_lim32_2
     cdef int32_t_restrict in_a0_pos1 = <int32_t_restrict>_sf_address(
         p_in_a0_pos1, sizeof(int32_t), 0)
     cdef int32_t_restrict in_a0_crd1 = <int32_t_restrict>_sf_address(
@@ -123,10 +124,42 @@ def run(
                 s_a = (r * 2)
                 p_a = in_a0_pos1[s_a]
                 e_a = in_a0_pos1[s_a + 1]
+                row_lim32 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
+                row_bad32 = 0
+                for t_2 in range(p_a, e_a):
+                    row_bad32 = row_bad32 | (<uint32_t>in_a0_crd1[t_2] >= row_lim32)
+                if row_bad32:
+                    for t_2 in range(p_a, e_a):
+                        range_v = in_a0_crd1[t_2]
+                        if <uint64_t>range_v >= <uint64_t>S_n1:
+                            if sf_bad == 0:
+                                sf_bad = 3
+                                sf_a = range_v
+                                sf_b = S_n1
+                                sf_c = 0
+                            range_v = 0
+                if row_bad32:
+                    e_a = p_a
                 stale_a = 1
                 s_b = r
                 p_b = in_a1_pos1[s_b]
                 e_b = in_a1_pos1[s_b + 1]
+                row_lim32_2 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
+                row_bad32_2 = 0
+                for t_3 in range(p_b, e_b):
+                    row_bad32_2 = row_bad32_2 | (<uint32_t>in_a1_crd1[t_3] >= row_lim32_2)
+                if row_bad32_2:
+                    for t_3 in range(p_b, e_b):
+                        range_v_2 = in_a1_crd1[t_3]
+                        if <uint64_t>range_v_2 >= <uint64_t>S_n1:
+                            if sf_bad == 0:
+                                sf_bad = 4
+                                sf_a = range_v_2
+                                sf_b = S_n1
+                                sf_c = 0
+                            range_v_2 = 0
+                if row_bad32_2:
+                    e_b = p_b
                 stale_b = 1
                 while True:
                     if stale_a:
@@ -134,26 +167,12 @@ def run(
                         key_a = INT64_MAX
                         if p_a < e_a:
                             i1_a = in_a0_crd1[p_a]
-                            if <uint64_t>i1_a >= <uint64_t>S_n1:
-                                if sf_bad == 0:
-                                    sf_bad = 3
-                                    sf_a = i1_a
-                                    sf_b = S_n1
-                                    sf_c = 0
-                                i1_a = 0
                             key_a = i1_a
                     if stale_b:
                         stale_b = 0
                         key_b = INT64_MAX
                         if p_b < e_b:
                             i1_b = in_a1_crd1[p_b]
-                            if <uint64_t>i1_b >= <uint64_t>S_n1:
-                                if sf_bad == 0:
-                                    sf_bad = 4
-                                    sf_a = i1_b
-                                    sf_b = S_n1
-                                    sf_c = 0
-                                i1_b = 0
                             key_b = i1_b
                     if not (key_a != INT64_MAX and key_b != INT64_MAX):
                         break

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: stream -> csr
-# sparsefold compiler 0.2.0; source hash ebc58afd9973e20b
+# sparsefold compiler 0.2.0; source hash ba2b094de4cca357
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -61,8 +61,9 @@ def run(
         object p_out_crd1,
         object p_out_val,
 ):
-    cdef int64_t cur, i0, i0_2, i1, i1_2, m, n, o0, o0_2, o1_2, pos_bad, q0, q0_2, q1, q1_2, sf_a
-    cdef int64_t sf_b, sf_bad, sf_c, slot, t
+    cdef int64_t cur, i0, i0_2, i1, i1_2, m, n, o0, o0_2, o1_2, pos_bad, q0, q0_2, q1, q1_2
+    cdef int64_t range_v, range_v_2, sf_a, sf_b, sf_bad, sf_c, slot, t, t_2, t_3
+    cdef uint32_t row_bad32, row_bad32_2, row_lim32, row_lim32_2
     cdef int32_t_restrict in_a0_pos1 = <int32_t_restrict>_sf_address(
         p_in_a0_pos1, sizeof(int32_t), 0)
     cdef int32_t_restrict in_a0_crd1 = <int32_t_restrict>_sf_address(
@@ -96,17 +97,25 @@ def run(
             # piece 0: entries of a0 (csr) in storage order -> output coordinates _i1, _i0
             for i0 in range(S_n0):
                 q0 = i0
-                for q1 in range(in_a0_pos1[q0], in_a0_pos1[q0 + 1]):
-                    i1 = in_a0_crd1[q1]
-                    if <uint64_t>i1 >= <uint64_t>S_n1:
-                        if sf_bad == 0:
-                            sf_bad = 2
-                            sf_a = i1
-                            sf_b = S_n1
-                            sf_c = 0
-                        i1 = 0
-                    o0 = i1
-                    out_pos1[o0 + 1] = out_pos1[o0 + 1] + 1
+                row_lim32 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
+                row_bad32 = 0
+                for t_2 in range(in_a0_pos1[q0], in_a0_pos1[q0 + 1]):
+                    row_bad32 = row_bad32 | (<uint32_t>in_a0_crd1[t_2] >= row_lim32)
+                if row_bad32:
+                    for t_2 in range(in_a0_pos1[q0], in_a0_pos1[q0 + 1]):
+                        range_v = in_a0_crd1[t_2]
+                        if <uint64_t>range_v >= <uint64_t>S_n1:
+                            if sf_bad == 0:
+                                sf_bad = 2
+                                sf_a = range_v
+                                sf_b = S_n1
+                                sf_c = 0
+                            range_v = 0
+                if not row_bad32:
+                    for q1 in range(in_a0_pos1[q0], in_a0_pos1[q0 + 1]):
+                        i1 = in_a0_crd1[q1]
+                        o0 = i1
+                        out_pos1[o0 + 1] = out_pos1[o0 + 1] + 1
             # prefix sums: out_pos1[r] is where row r starts; out_nxt its next slot
             for cur in range(S_n1):
                 out_pos1[cur + 1] = out_pos1[cur + 1] + out_pos1[cur]
@@ -117,20 +126,28 @@ def run(
             for i0_2 in range(S_n0):
                 q0_2 = i0_2
                 o1_2 = i0_2
-                for q1_2 in range(in_a0_pos1[q0_2], in_a0_pos1[q0_2 + 1]):
-                    i1_2 = in_a0_crd1[q1_2]
-                    if <uint64_t>i1_2 >= <uint64_t>S_n1:
-                        if sf_bad == 0:
-                            sf_bad = 2
-                            sf_a = i1_2
-                            sf_b = S_n1
-                            sf_c = 0
-                        i1_2 = 0
-                    o0_2 = i1_2
-                    slot = out_nxt[o0_2]
-                    out_nxt[o0_2] = slot + 1
-                    out_crd1[slot] = <int32_t>o1_2
-                    out_val[slot] = in_a0_val[q1_2]
+                row_lim32_2 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
+                row_bad32_2 = 0
+                for t_3 in range(in_a0_pos1[q0_2], in_a0_pos1[q0_2 + 1]):
+                    row_bad32_2 = row_bad32_2 | (<uint32_t>in_a0_crd1[t_3] >= row_lim32_2)
+                if row_bad32_2:
+                    for t_3 in range(in_a0_pos1[q0_2], in_a0_pos1[q0_2 + 1]):
+                        range_v_2 = in_a0_crd1[t_3]
+                        if <uint64_t>range_v_2 >= <uint64_t>S_n1:
+                            if sf_bad == 0:
+                                sf_bad = 2
+                                sf_a = range_v_2
+                                sf_b = S_n1
+                                sf_c = 0
+                            range_v_2 = 0
+                if not row_bad32_2:
+                    for q1_2 in range(in_a0_pos1[q0_2], in_a0_pos1[q0_2 + 1]):
+                        i1_2 = in_a0_crd1[q1_2]
+                        o0_2 = i1_2
+                        slot = out_nxt[o0_2]
+                        out_nxt[o0_2] = slot + 1
+                        out_crd1[slot] = <int32_t>o1_2
+                        out_val[slot] = in_a0_val[q1_2]
     if sf_bad:
         _sf_fail(sf_bad, sf_a, sf_b, sf_c)
     return (n, m)

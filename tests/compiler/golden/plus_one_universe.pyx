@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: coiterate -> dense
-# sparsefold compiler 0.2.0; source hash f75750b20d969bd8
+# sparsefold compiler 0.2.0; source hash c8028bac865e1ba7
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -59,7 +59,9 @@ def run(
 ):
     cdef bint stale_a
     cdef float v, x0
-    cdef int64_t e_a, i1_a, k0, k1, key_a, p_a, pos_bad, s_a, sf_a, sf_b, sf_bad, sf_c, t
+    cdef int64_t e_a, i1_a, k0, k1, key_a, p_a, pos_bad, range_v, s_a, sf_a, sf_b, sf_bad, sf_c, t
+    cdef int64_t t_2
+    cdef uint32_t row_bad32, row_lim32
     cdef int32_t_restrict in_a0_pos1 = <int32_t_restrict>_sf_address(
         p_in_a0_pos1, sizeof(int32_t), 0)
     cdef int32_t_restrict in_a0_crd1 = <int32_t_restrict>_sf_address(
@@ -87,6 +89,22 @@ def run(
                 s_a = k0
                 p_a = in_a0_pos1[s_a]
                 e_a = in_a0_pos1[s_a + 1]
+                row_lim32 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
+                row_bad32 = 0
+                for t_2 in range(p_a, e_a):
+                    row_bad32 = row_bad32 | (<uint32_t>in_a0_crd1[t_2] >= row_lim32)
+                if row_bad32:
+                    for t_2 in range(p_a, e_a):
+                        range_v = in_a0_crd1[t_2]
+                        if <uint64_t>range_v >= <uint64_t>S_n1:
+                            if sf_bad == 0:
+                                sf_bad = 2
+                                sf_a = range_v
+                                sf_b = S_n1
+                                sf_c = 0
+                            range_v = 0
+                if row_bad32:
+                    e_a = p_a
                 stale_a = 1
                 for k1 in range(S_n1):
                     if stale_a:
@@ -94,13 +112,6 @@ def run(
                         key_a = INT64_MAX
                         if p_a < e_a:
                             i1_a = in_a0_crd1[p_a]
-                            if <uint64_t>i1_a >= <uint64_t>S_n1:
-                                if sf_bad == 0:
-                                    sf_bad = 2
-                                    sf_a = i1_a
-                                    sf_b = S_n1
-                                    sf_c = 0
-                                i1_a = 0
                             key_a = i1_a
                     x0 = (<float>0.0)
                     if key_a == k1:

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: stream -> dense
-# sparsefold compiler 0.2.0; source hash 1312a803241809c3
+# sparsefold compiler 0.2.0; source hash 46d0da5af1c8ada0
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -75,8 +75,9 @@ def run(
         int64_t in_a2_st0,
 ):
     cdef float acc, acc_2, v, v_2
-    cdef int64_t i0, i0_2, i1, i1_2, o0, o0_2, pos_bad, q0, q0_2, q1, q1_2, sf_a, sf_b, sf_bad
-    cdef int64_t sf_c, t
+    cdef int64_t i0, i0_2, i1, i1_2, o0, o0_2, pos_bad, q0, q0_2, q1, q1_2, range_v, range_v_2
+    cdef int64_t sf_a, sf_b, sf_bad, sf_c, t, t_2, t_3
+    cdef uint32_t row_bad32, row_bad32_2, row_lim32, row_lim32_2
     cdef int32_t_restrict in_a0_pos1 = <int32_t_restrict>_sf_address(
         p_in_a0_pos1, sizeof(int32_t), 0)
     cdef int32_t_restrict in_a0_crd1 = <int32_t_restrict>_sf_address(
@@ -122,36 +123,52 @@ def run(
             for i0 in range(S_n0):
                 q0 = i0
                 o0 = i0
-                acc = (<float>0.0)
-                for q1 in range(in_a0_pos1[q0], in_a0_pos1[q0 + 1]):
-                    i1 = in_a0_crd1[q1]
-                    if <uint64_t>i1 >= <uint64_t>S_n1:
-                        if sf_bad == 0:
-                            sf_bad = 3
-                            sf_a = i1
-                            sf_b = S_n1
-                            sf_c = 0
-                        i1 = 0
-                    v = <float>(in_a0_val[q1] * in_a2_val[i1*in_a2_st0])
-                    acc = <float>(acc + v)
-                out_val[o0] = <float>(out_val[o0] + acc)
+                row_lim32 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
+                row_bad32 = 0
+                for t_2 in range(in_a0_pos1[q0], in_a0_pos1[q0 + 1]):
+                    row_bad32 = row_bad32 | (<uint32_t>in_a0_crd1[t_2] >= row_lim32)
+                if row_bad32:
+                    for t_2 in range(in_a0_pos1[q0], in_a0_pos1[q0 + 1]):
+                        range_v = in_a0_crd1[t_2]
+                        if <uint64_t>range_v >= <uint64_t>S_n1:
+                            if sf_bad == 0:
+                                sf_bad = 3
+                                sf_a = range_v
+                                sf_b = S_n1
+                                sf_c = 0
+                            range_v = 0
+                if not row_bad32:
+                    acc = (<float>0.0)
+                    for q1 in range(in_a0_pos1[q0], in_a0_pos1[q0 + 1]):
+                        i1 = in_a0_crd1[q1]
+                        v = <float>(in_a0_val[q1] * in_a2_val[i1*in_a2_st0])
+                        acc = <float>(acc + v)
+                    out_val[o0] = <float>(out_val[o0] + acc)
             # piece 1: entries of a1 (csr) in storage order -> output coordinates _i0 + n0
             for i0_2 in range(S_n2):
                 q0_2 = i0_2
                 o0_2 = (i0_2 + S_n0)
-                acc_2 = (<float>0.0)
-                for q1_2 in range(in_a1_pos1[q0_2], in_a1_pos1[q0_2 + 1]):
-                    i1_2 = in_a1_crd1[q1_2]
-                    if <uint64_t>i1_2 >= <uint64_t>S_n1:
-                        if sf_bad == 0:
-                            sf_bad = 4
-                            sf_a = i1_2
-                            sf_b = S_n1
-                            sf_c = 0
-                        i1_2 = 0
-                    v_2 = <float>(in_a1_val[q1_2] * in_a2_val[i1_2*in_a2_st0])
-                    acc_2 = <float>(acc_2 + v_2)
-                out_val[o0_2] = <float>(out_val[o0_2] + acc_2)
+                row_lim32_2 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
+                row_bad32_2 = 0
+                for t_3 in range(in_a1_pos1[q0_2], in_a1_pos1[q0_2 + 1]):
+                    row_bad32_2 = row_bad32_2 | (<uint32_t>in_a1_crd1[t_3] >= row_lim32_2)
+                if row_bad32_2:
+                    for t_3 in range(in_a1_pos1[q0_2], in_a1_pos1[q0_2 + 1]):
+                        range_v_2 = in_a1_crd1[t_3]
+                        if <uint64_t>range_v_2 >= <uint64_t>S_n1:
+                            if sf_bad == 0:
+                                sf_bad = 4
+                                sf_a = range_v_2
+                                sf_b = S_n1
+                                sf_c = 0
+                            range_v_2 = 0
+                if not row_bad32_2:
+                    acc_2 = (<float>0.0)
+                    for q1_2 in range(in_a1_pos1[q0_2], in_a1_pos1[q0_2 + 1]):
+                        i1_2 = in_a1_crd1[q1_2]
+                        v_2 = <float>(in_a1_val[q1_2] * in_a2_val[i1_2*in_a2_st0])
+                        acc_2 = <float>(acc_2 + v_2)
+                    out_val[o0_2] = <float>(out_val[o0_2] + acc_2)
     if sf_bad:
         _sf_fail(sf_bad, sf_a, sf_b, sf_c)
     return 0
