@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from sparsefold.lazy import LazyArray
+from sparsefold.lazy import LazyArray, canonical
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input
 from sparsefold.spec.errors import IllFormedProgram, InvalidData
@@ -51,13 +51,26 @@ def _default_out(infos, program=None, assumed: tuple = ()) -> str:
     """The result format when the caller names none: dense when the result is dense-valued
     (as scipy's is: ``A @ x``, a reduction, ``A + 1``), else the first sparse argument's
     format."""
-    from sparsefold.compiler import dense_valued
-    if program is not None and dense_valued(program, assumed):
+    if program is not None and _dense_valued(program, tuple(assumed)):
         return "dense"
     for info in infos:
         if info is not None and info.format != "dense":
             return info.format
     return "dense"
+
+
+_DENSE_VALUED: dict[tuple, bool] = {}
+
+
+def _dense_valued(program, assumed: tuple) -> bool:
+    """``compiler.dense_valued``, remembered per program: planning it again on every
+    ``.compute()`` cost more than running a small kernel."""
+    key = (program, assumed)
+    hit = _DENSE_VALUED.get(key)
+    if hit is None:
+        from sparsefold.compiler import dense_valued
+        hit = _DENSE_VALUED[key] = bool(dense_valued(program, assumed))
+    return hit
 
 
 class JitFunction:
@@ -210,15 +223,14 @@ def jit(fn: Callable | None = None, *, out: str | None = None):
 
 
 def _canonical(x: LazyArray):
-    """The program (its inputs keep the names ``sf.asarray`` gave them) and the array bound
-    to each input, in first-use order."""
-    inputs = [n for n in topological(x.node) if isinstance(n, Input)]
-    values = []
-    for n in inputs:
-        if n.name not in x.bindings:
+    """The program with its bound inputs renamed ``a0, a1, ...`` by first use
+    (:func:`sparsefold.lazy.canonical`: the kernel cache sees equal programs from fresh
+    ``sf.asarray`` wrappers as equal) and the array bound to each input."""
+    program, values = canonical(x)
+    for n in topological(program):
+        if isinstance(n, Input) and n.name not in values:
             raise InvalidData(f"input {n.name!r} has no data; bind it with sf.asarray")
-        values.append(x.bindings[n.name])
-    return x.node, {n.name: v for n, v in zip(inputs, values)}
+    return program, values
 
 
 def compute(x: LazyArray, out: str | None = None):
