@@ -41,7 +41,7 @@ class LazyArray:
     operation builds IR and checks it immediately (ill-formed programs fail here)."""
 
     __slots__ = ("node", "bindings")
-    __array_priority__ = 1000  # NumPy defers to our operators (ndarray * LazyArray)
+    __array_priority__ = 1000  # NumPy defers to our operators (and __array_ufunc__ below)
     __hash__ = None  # == builds a comparison, so arrays are not hashable (like NumPy's)
 
     def __init__(self, node: Node, bindings: Mapping[str, Any] | None = None):
@@ -100,6 +100,15 @@ class LazyArray:
     def __array__(self, dtype=None, copy=None):
         out = self.interpret()
         return out if dtype is None else out.astype(dtype)
+
+    # NumPy functions and ufuncs on lazy arrays build programs (sparsefold/numpy_protocol.py)
+    def __array_function__(self, func, types, args, kwargs):
+        from sparsefold.numpy_protocol import array_function
+        return array_function(func, types, args, kwargs)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        from sparsefold.numpy_protocol import array_ufunc
+        return array_ufunc(ufunc, method, inputs, kwargs)
 
     # --- methods mirroring NumPy ---------------------------------------------------------
     @property
