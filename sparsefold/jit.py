@@ -27,7 +27,7 @@ from sparsefold.spec.printer import topological
 from sparsefold.storage.describe import describe
 from sparsefold.storage.results import result_library
 
-__all__ = ["jit", "JitFunction", "compute", "show", "compile_program"]
+__all__ = ["jit", "JitFunction", "compute", "show", "compile_program", "KernelSource"]
 
 _KERNELS: dict[tuple, Any] = {}
 _KERNELS_LOCK = threading.Lock()
@@ -107,15 +107,14 @@ class JitFunction:
             raise IllFormedProgram(f"a jit function must return a sparsefold array, found "
                                    f"{type(result).__name__}")
         if result.bindings:
-            raise IllFormedProgram("a jit function must compute from its arguments only; it "
-                                   "captured arrays wrapped with sf.asarray")
+            raise IllFormedProgram(_captured_message(result.bindings.values()))
         if assumed and not _hold(assumed, result.node, args):
             raise IllFormedProgram("the traced program's size assumptions fail here")
         return result.node, tuple(assumed)
 
     def program_for(self, *args):
         """(program, input names, output format) for these arguments (traced if new)."""
-        infos = [None if _is_scalar(a) else describe(a) for a in args]
+        infos = [None if _is_scalar(a) else _describe_argument(p, a) for p, a in enumerate(args)]
         plain, prods = _size_classes(infos), _size_classes(infos, products=True)
         sig = tuple(("scalar", type(a).__name__, a) if info is None else
                     (info.format, info.dtype.str, len(info.shape),
@@ -150,7 +149,10 @@ class JitFunction:
         # where the traced program is symbolic; the key carries the equality pattern)
         quick = tuple((type(a), getattr(a, "format", None), getattr(a, "dtype", None),
                        getattr(a, "shape", a)) for a in args)
-        hit = self._recent.get(quick)
+        try:
+            hit = self._recent.get(quick)
+        except TypeError:  # an unhashable argument (a list): program_for says what is wrong
+            hit = None
         if hit is None:
             program, out = self.program_for(*args)
             hit = (compile_program(program, out, self._assumed.get(program, ())),
@@ -160,6 +162,36 @@ class JitFunction:
         kernel, library = hit
         values = {f"a{p}": a for p, a in enumerate(args) if not _is_scalar(a)}
         return kernel(values, library)
+
+
+def _describe_argument(position: int, a) -> Any:
+    """``describe(a)``, or :class:`InvalidData` naming the argument (a Python list is the
+    usual mistake: NumPy functions accept one, a compiled kernel needs an array)."""
+    try:
+        return describe(a)
+    except InvalidData as exc:
+        hint = ("; convert it with np.asarray(...) first"
+                if isinstance(a, (list, tuple)) else "")
+        raise InvalidData(f"argument {position} of the jit function: {exc}{hint}") from None
+
+
+def _captured_message(arrays) -> str:
+    """Why a traced program may not hold arrays of its own: the kernel is compiled for the
+    arguments, and an array from the enclosing scope (or made inside the function) is none."""
+    found = []
+    for a in arrays:
+        try:
+            info = describe(a)
+            found.append(f"{type(a).__module__.split('.')[0]}.{type(a).__name__} "
+                         f"{info.dtype} of shape {tuple(info.shape)}")
+        except InvalidData:
+            found.append(type(a).__name__)
+    return ("a jit function must compute from its arguments only, but it uses "
+            f"{'an array' if len(found) == 1 else f'{len(found)} arrays'} that "
+            f"{'is' if len(found) == 1 else 'are'} not an argument ({'; '.join(found)}), "
+            "captured from the enclosing scope or made inside the function; pass "
+            f"{'it' if len(found) == 1 else 'them'} as "
+            f"{'an argument' if len(found) == 1 else 'arguments'} instead")
 
 
 def _hold(assumed, program, args) -> bool:
@@ -241,10 +273,23 @@ def compute(x: LazyArray, out: str | None = None):
     return kernel(values, result_library(list(values.values())))
 
 
-def show(fn, *example_args, out: str | None = None) -> str:
-    """The generated Cython for ``fn`` on arguments like ``example_args`` (printed and
-    returned; index widths as for these arguments; every stage of a staged program, in the
-    order they run). ``fn`` may also be a LazyArray."""
+class KernelSource(str):
+    """The Cython source ``sf.show`` printed, as a ``str`` (search it, save it, ``print`` it
+    again) whose ``repr`` is one line: an interactive session echoes the value of an
+    expression, and printing the kernel a second time would bury the first."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"<Cython source, {self.count(chr(10)) + 1} lines: printed above>"
+
+
+def show(fn, *example_args, out: str | None = None) -> KernelSource:
+    """Print the generated Cython for ``fn`` on arguments like ``example_args`` and return
+    it as a :class:`KernelSource` (a ``str`` with a one-line ``repr``, so a REPL does not
+    show it twice). Index widths are as for these arguments; a staged program shows every
+    stage, in the order they run. ``fn`` may also be a LazyArray (its inputs are named
+    ``a0, a1, ...`` by first use)."""
     if isinstance(fn, LazyArray):
         program, values = _canonical(fn)
         out = out or _default_out([describe(v) for v in values.values()], program)
@@ -252,6 +297,6 @@ def show(fn, *example_args, out: str | None = None) -> str:
         jf = fn if isinstance(fn, JitFunction) else JitFunction(fn, out)
         program, out = jf.program_for(*example_args)
         values = {f"a{p}": a for p, a in enumerate(example_args) if not _is_scalar(a)}
-    text = compile_program(program, out).source_for(values)
+    text = KernelSource(compile_program(program, out).source_for(values))
     print(text)
     return text
