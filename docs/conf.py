@@ -3,7 +3,7 @@
     python -m sphinx -W --keep-going -b html docs docs/_build/html
 
 The examples of every page are run and their shown output checked by ``pytest tests/docs``
-(tests/docs/examples.py); docs/_ext/sfdocs.py generates the pages' generated parts."""
+(tests/docs/test_examples.py); docs/_ext/sfdocs.py generates the pages' generated parts."""
 
 import sys
 from pathlib import Path

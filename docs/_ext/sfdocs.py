@@ -1,9 +1,7 @@
-"""Sphinx extension for the sparsefold site: examples that run, generated pages, a complete
-API reference.
+"""Sphinx extension for the sparsefold site: generated output and pages, a complete API
+reference. (The pages' examples are run, and their shown output compared, by
+``pytest tests/docs``: tests/docs/test_examples.py says how.)
 
-* **Examples run**, but not here: ``pytest tests/docs`` runs every example of every page and
-  compares its shown output (tests/docs/examples.py says how), so a wrong example fails the
-  test suite, and the build stays fast.
 * **Generated output**: ``{sparsefold-output}`` runs its Python content when the page is
   read and shows what it printed (``sf.show``'s kernels on the compiler page), so the
   site shows the compiler as it is, never a pasted copy.
