@@ -154,8 +154,8 @@ def _directive_for(obj) -> str:
 class ApiDirective(SphinxDirective):
     """``{sparsefold-api} MODULE``: every name of ``MODULE.__all__``, in that order.
 
-    Options: ``members`` (names of classes whose methods and properties are documented
-    too)."""
+    Options: ``members`` (names of classes whose public methods and properties are
+    documented too, with or without a docstring)."""
 
     required_arguments = 1
     option_spec = {"members": directives.unchanged}
@@ -185,7 +185,9 @@ class ApiDirective(SphinxDirective):
                     if hasattr(obj, "__len__"):
                         lines.append(f"   A ``{type(obj).__name__}`` of {len(obj)} entries.")
             elif name in with_members:
-                lines.append("   :members:")
+                # the properties and methods without a docstring too (T, dtype, reshape,
+                # sum, ...): their signature says enough
+                lines += ["   :members:", "   :undoc-members:"]
             lines.append("")
         if elsewhere:
             lines += [f"Also exported by ``{module_name}``, documented with the module that "
