@@ -31,6 +31,10 @@ _ALIASES = {
     "amax": "max", "amin": "min", "transpose": "permute_dims",
 }
 
+# the ufuncs behind ``&`` and ``|`` (``ndarray & x`` reaches x as np.bitwise_and): the lazy
+# array's own operators, defined for bool operands only
+_OPERATOR_UFUNCS = {"bitwise_and": "logical_and", "bitwise_or": "logical_or"}
+
 _HINT = ("call .interpret() (or np.asarray) for a NumPy array first, or use the sparsefold "
          "functions (help(sparsefold))")
 
@@ -55,6 +59,9 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> An
     what = f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
     if method != "__call__":
         raise IllFormedProgram(f"{what} is not supported on sparsefold arrays; {_HINT}")
+    if ufunc.__name__ in _OPERATOR_UFUNCS and not kwargs:
+        from sparsefold.functions import _bool_op
+        return _bool_op(_OPERATOR_UFUNCS[ufunc.__name__], *inputs)
     _, fn = _target(ufunc.__name__, what)
     if kwargs:
         raise IllFormedProgram(f"{what}(..., {', '.join(f'{k}=' for k in kwargs)}...) is not "

@@ -91,6 +91,19 @@ def test_what_sparsefold_cannot_do_is_a_clear_error(call, message):
         call(sf.asarray(A))
 
 
+def test_ndarray_and_lazy_is_the_lazy_operator():
+    """``ndarray & x`` reaches x as np.bitwise_and: it means what ``x & ndarray`` means
+    (logical, bool operands only), as it did before NumPy's protocol was supported."""
+    a = np.array([[True, False], [True, True]])
+    b = np.array([False, True])
+    for op, fn in [(np.ndarray.__and__, "logical_and"), (np.ndarray.__or__, "logical_or")]:
+        y = op(a, sf.asarray(b))
+        assert f"fn={fn})" in str(y).splitlines()[-1], str(y)
+        np.testing.assert_array_equal(y.interpret(), op(a, b))
+    with pytest.raises(sf.IllFormedProgram, match="'&' and '|' need bool operands, found int64"):
+        np.array([1, 2]) & sf.asarray(np.array([3, 4]))
+
+
 def test_conversion_to_numpy_still_interprets():
     x = sf.asarray(A) * 2
     np.testing.assert_array_equal(np.asarray(x), 2 * D)
