@@ -45,7 +45,7 @@ from sparsefold.spec.formats import Format
 from sparsefold.spec.functions import get_monoid
 from sparsefold.spec.ir import Node, ShapeOp
 from sparsefold.spec.printer import show_program, topological
-from sparsefold.storage.binding import bind_sizes
+from sparsefold.storage.binding import bind_sizes, too_large
 from sparsefold.storage.dense import dense_operand
 from sparsefold.storage.levels import sparse_levels
 from sparsefold.storage.results import compress, from_dense, wrap_levels
@@ -271,9 +271,11 @@ class StageKernel:
         """Sizes from the inputs' shapes (extending ``env``, the sizes an earlier stage
         bound), then int64 extents and preconditions checked."""
         env = bind_sizes(self.inputs, values, env)
-        if any(e > _INT64_MAX for e in self._extents_fn(env)):
-            raise InvalidData(f"sizes {env} make an array of more than 2**63 - 1 elements; "
-                              f"coordinates would overflow int64")
+        extents = self._extents_fn(env)
+        if any(e > _INT64_MAX for e in extents):
+            node = next(n for n, e in zip((n for n in topological(self.program) if n.ndim),
+                                          extents) if e > _INT64_MAX)
+            raise too_large(node, self.inputs, env, result=node is self.program)
         for node, extent in zip(self._empty_reductions, self._reduced_fn(env)):
             node.check_extent(extent)
         if self.requires and not all(self._requires_fn(env)):  # the interpreter's wording

@@ -55,7 +55,7 @@ def _size(e: sz.Expr, env: Mapping[str, int]) -> int:
 
 def evaluate(program: Node, inputs: Mapping[str, Any]) -> np.ndarray:
     """Evaluate ``program`` on ``inputs`` (input name → array) and return a dense array."""
-    arrays = {name: densify(v) for name, v in inputs.items()}
+    arrays = {name: densify(v, name) for name, v in inputs.items()}
     env = bind_sizes(program, arrays)
     values: dict[int, np.ndarray] = {}
     with np.errstate(all="ignore"):

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from sparsefold.lazy import LazyArray
+from sparsefold.lazy import LazyArray, canonical
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input
 from sparsefold.spec.errors import IllFormedProgram, InvalidData
@@ -27,7 +27,8 @@ from sparsefold.spec.printer import topological
 from sparsefold.storage.describe import describe
 from sparsefold.storage.results import result_library
 
-__all__ = ["jit", "JitFunction", "compute", "show", "compile_program", "runnable_kernel"]
+__all__ = ["jit", "JitFunction", "compute", "show", "compile_program", "runnable_kernel",
+           "KernelSource"]
 
 _KERNELS: dict[tuple, Any] = {}
 _KERNELS_LOCK = threading.Lock()
@@ -68,13 +69,26 @@ def _default_out(infos, program=None, assumed: tuple = ()) -> str:
     """The result format when the caller names none: dense when the result is dense-valued
     (as scipy's is: ``A @ x``, a reduction, ``A + 1``), else the first sparse argument's
     format."""
-    from sparsefold.compiler import dense_valued
-    if program is not None and dense_valued(program, assumed):
+    if program is not None and _dense_valued(program, tuple(assumed)):
         return "dense"
     for info in infos:
         if info is not None and info.format != "dense":
             return info.format
     return "dense"
+
+
+_DENSE_VALUED: dict[tuple, bool] = {}
+
+
+def _dense_valued(program, assumed: tuple) -> bool:
+    """``compiler.dense_valued``, remembered per program: planning it again on every
+    ``.compute()`` cost more than running a small kernel."""
+    key = (program, assumed)
+    hit = _DENSE_VALUED.get(key)
+    if hit is None:
+        from sparsefold.compiler import dense_valued
+        hit = _DENSE_VALUED[key] = bool(dense_valued(program, assumed))
+    return hit
 
 
 class JitFunction:
@@ -111,15 +125,14 @@ class JitFunction:
             raise IllFormedProgram(f"a jit function must return a sparsefold array, found "
                                    f"{type(result).__name__}")
         if result.bindings:
-            raise IllFormedProgram("a jit function must compute from its arguments only; it "
-                                   "captured arrays wrapped with sf.asarray")
+            raise IllFormedProgram(_captured_message(result.bindings.values()))
         if assumed and not _hold(assumed, result.node, args):
             raise IllFormedProgram("the traced program's size assumptions fail here")
         return result.node, tuple(assumed)
 
     def program_for(self, *args):
         """(program, input names, output format) for these arguments (traced if new)."""
-        infos = [None if _is_scalar(a) else describe(a) for a in args]
+        infos = [None if _is_scalar(a) else _describe_argument(p, a) for p, a in enumerate(args)]
         plain, prods = _size_classes(infos), _size_classes(infos, products=True)
         sig = tuple(("scalar", type(a).__name__, a) if info is None else
                     (info.format, info.dtype.str, len(info.shape),
@@ -154,7 +167,10 @@ class JitFunction:
         # where the traced program is symbolic; the key carries the equality pattern)
         quick = tuple((type(a), getattr(a, "format", None), getattr(a, "dtype", None),
                        getattr(a, "shape", a)) for a in args)
-        hit = self._recent.get(quick)
+        try:
+            hit = self._recent.get(quick)
+        except TypeError:  # an unhashable argument (a list): program_for says what is wrong
+            hit = None
         if hit is None:
             if any(type(a).__module__.startswith("dask.") for a in args):
                 from sparsefold.dask import call  # a lazy dask.array: sparsefold.dask
@@ -167,6 +183,36 @@ class JitFunction:
         kernel, library = hit
         values = {f"a{p}": a for p, a in enumerate(args) if not _is_scalar(a)}
         return kernel(values, library)
+
+
+def _describe_argument(position: int, a) -> Any:
+    """``describe(a)``, or :class:`InvalidData` naming the argument (a Python list is the
+    usual mistake: NumPy functions accept one, a compiled kernel needs an array)."""
+    try:
+        return describe(a)
+    except InvalidData as exc:
+        hint = ("; convert it with np.asarray(...) first"
+                if isinstance(a, (list, tuple)) else "")
+        raise InvalidData(f"argument {position} of the jit function: {exc}{hint}") from None
+
+
+def _captured_message(arrays) -> str:
+    """Why a traced program may not hold arrays of its own: the kernel is compiled for the
+    arguments, and an array from the enclosing scope (or made inside the function) is none."""
+    found = []
+    for a in arrays:
+        try:
+            info = describe(a)
+            found.append(f"{type(a).__module__.split('.')[0]}.{type(a).__name__} "
+                         f"{info.dtype} of shape {tuple(info.shape)}")
+        except InvalidData:
+            found.append(type(a).__name__)
+    return ("a jit function must compute from its arguments only, but it uses "
+            f"{'an array' if len(found) == 1 else f'{len(found)} arrays'} that "
+            f"{'is' if len(found) == 1 else 'are'} not an argument ({'; '.join(found)}), "
+            "captured from the enclosing scope or made inside the function; pass "
+            f"{'it' if len(found) == 1 else 'them'} as "
+            f"{'an argument' if len(found) == 1 else 'arguments'} instead")
 
 
 def _hold(assumed, program, args) -> bool:
@@ -230,15 +276,14 @@ def jit(fn: Callable | None = None, *, out: str | None = None):
 
 
 def _canonical(x: LazyArray):
-    """The program (its inputs keep the names ``sf.asarray`` gave them) and the array bound
-    to each input, in first-use order."""
-    inputs = [n for n in topological(x.node) if isinstance(n, Input)]
-    values = []
-    for n in inputs:
-        if n.name not in x.bindings:
+    """The program with its bound inputs renamed ``a0, a1, ...`` by first use
+    (:func:`sparsefold.lazy.canonical`: the kernel cache sees equal programs from fresh
+    ``sf.asarray`` wrappers as equal) and the array bound to each input."""
+    program, values = canonical(x)
+    for n in topological(program):
+        if isinstance(n, Input) and n.name not in values:
             raise InvalidData(f"input {n.name!r} has no data; bind it with sf.asarray")
-        values.append(x.bindings[n.name])
-    return x.node, {n.name: v for n, v in zip(inputs, values)}
+    return program, values
 
 
 def compute(x: LazyArray, out: str | None = None):
@@ -249,10 +294,23 @@ def compute(x: LazyArray, out: str | None = None):
     return kernel(values, result_library(list(values.values())))
 
 
-def show(fn, *example_args, out: str | None = None) -> str:
-    """The generated Cython for ``fn`` on arguments like ``example_args`` (printed and
-    returned; index widths as for these arguments; every stage of a staged program, in the
-    order they run). ``fn`` may also be a LazyArray."""
+class KernelSource(str):
+    """The Cython source ``sf.show`` printed, as a ``str`` (search it, save it, ``print`` it
+    again) whose ``repr`` is one line: an interactive session echoes the value of an
+    expression, and printing the kernel a second time would bury the first."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"<Cython source, {self.count(chr(10)) + 1} lines: printed above>"
+
+
+def show(fn, *example_args, out: str | None = None) -> KernelSource:
+    """Print the generated Cython for ``fn`` on arguments like ``example_args`` and return
+    it as a :class:`KernelSource` (a ``str`` with a one-line ``repr``, so a REPL does not
+    show it twice). Index widths are as for these arguments; a staged program shows every
+    stage, in the order they run. ``fn`` may also be a LazyArray (its inputs are named
+    ``a0, a1, ...`` by first use)."""
     if isinstance(fn, LazyArray):
         program, values = _canonical(fn)
         out = out or _default_out([describe(v) for v in values.values()], program)
@@ -260,6 +318,6 @@ def show(fn, *example_args, out: str | None = None) -> str:
         jf = fn if isinstance(fn, JitFunction) else JitFunction(fn, out)
         program, out = jf.program_for(*example_args)
         values = {f"a{p}": a for p, a in enumerate(example_args) if not _is_scalar(a)}
-    text = compile_program(program, out).source_for(values)
+    text = KernelSource(compile_program(program, out).source_for(values))
     print(text)
     return text

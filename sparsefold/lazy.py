@@ -4,10 +4,16 @@ Nothing is computed until :meth:`LazyArray.interpret` (the reference interpreter
 :meth:`LazyArray.compute` (one compiled kernel) is called.
 ``sf.asarray`` wraps an array *without copying it*; ``sf.symbol`` makes an input with
 symbolic sizes for the verifier.
+
+Inputs are named by position: wherever a program is shown, interpreted or compiled, the arrays
+bound by ``sf.asarray`` are ``a0, a1, ...`` in the order the program first uses them
+(:func:`canonical`), so the same program built from fresh wrappers prints the same and
+reuses the same compiled kernel.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Mapping
 from typing import Any
@@ -19,10 +25,14 @@ from sparsefold.spec.compute import Input, Literal
 from sparsefold.spec.errors import IllFormedProgram, InvalidData
 from sparsefold.spec.indexing import getitem
 from sparsefold.spec.ir import Node
+from sparsefold.spec.printer import topological
+from sparsefold.spec.programs import substitute_program
 from sparsefold.storage.describe import describe
 
-__all__ = ["LazyArray", "asarray", "symbol", "lift"]
+__all__ = ["LazyArray", "asarray", "symbol", "lift", "canonical"]
 
+# unique per process, so merging two programs' bindings never confuses two arrays; never
+# shown: canonical() renames them by position
 _names = itertools.count()
 
 
@@ -31,7 +41,7 @@ class LazyArray:
     operation builds IR and checks it immediately (ill-formed programs fail here)."""
 
     __slots__ = ("node", "bindings")
-    __array_priority__ = 1000  # NumPy defers to our operators (ndarray * LazyArray)
+    __array_priority__ = 1000  # NumPy defers to our operators (and __array_ufunc__ below)
     __hash__ = None  # == builds a comparison, so arrays are not hashable (like NumPy's)
 
     def __init__(self, node: Node, bindings: Mapping[str, Any] | None = None):
@@ -67,7 +77,7 @@ class LazyArray:
 
     def __repr__(self) -> str:
         head = f"<sparsefold.LazyArray shape={self.shape} dtype={self.dtype}>"
-        return head + "\n" + repr(self.node)
+        return head + "\n" + repr(canonical(self)[0])
 
     def __bool__(self):
         raise TypeError("the truth value of a lazy array is unknown until it is computed; "
@@ -77,7 +87,8 @@ class LazyArray:
     def interpret(self, **inputs: Any) -> np.ndarray:
         """Evaluate with the reference interpreter; ``inputs`` bind symbolic inputs by name."""
         from sparsefold.interp import evaluate
-        return evaluate(self.node, {**self.bindings, **inputs})
+        program, values = canonical(self)
+        return evaluate(program, {**values, **inputs})
 
     def compute(self, out: str | None = None):
         """Run the program as one compiled kernel; ``out`` names the result format ("csr",
@@ -89,6 +100,15 @@ class LazyArray:
     def __array__(self, dtype=None, copy=None):
         out = self.interpret()
         return out if dtype is None else out.astype(dtype)
+
+    # NumPy functions and ufuncs on lazy arrays build programs (sparsefold/numpy_protocol.py)
+    def __array_function__(self, func, types, args, kwargs):
+        from sparsefold.numpy_protocol import array_function
+        return array_function(func, types, args, kwargs)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        from sparsefold.numpy_protocol import array_ufunc
+        return array_ufunc(ufunc, method, inputs, kwargs)
 
     # --- methods mirroring NumPy ---------------------------------------------------------
     @property
@@ -175,6 +195,26 @@ def lift(x: Any) -> tuple[Node, dict[str, Any]]:
     except InvalidData as exc:
         raise IllFormedProgram(f"cannot use {type(x).__name__} as an array: {exc}") from None
     return arr.node, arr.bindings
+
+
+def canonical(x: LazyArray) -> tuple[Node, dict[str, Any]]:
+    """``x``'s program with the arrays ``sf.asarray`` bound renamed ``a0, a1, ...`` in
+    first-use order, and the array bound to each new name. Inputs made with ``sf.symbol``
+    keep their names (and the new names skip them). Equal programs from different wrappers
+    come out equal, so they print alike and share a compiled kernel."""
+    leaves = [n for n in topological(x.node) if isinstance(n, Input)]
+    taken = {n.name for n in leaves if n.name not in x.bindings}
+    fresh = (f"a{k}" for k in itertools.count() if f"a{k}" not in taken)
+    renamed: dict[str, Input] = {}
+    values: dict[str, Any] = {}
+    for n in leaves:
+        if n.name in x.bindings and n.name not in renamed:
+            new = next(fresh)
+            renamed[n.name] = dataclasses.replace(n, name=new)
+            values[new] = x.bindings[n.name]
+    if all(new.name == old for old, new in renamed.items()):
+        return x.node, values
+    return substitute_program(x.node, inputs=renamed), values
 
 
 def merge_bindings(*bindings: Mapping[str, Any]) -> dict[str, Any]:

@@ -10,6 +10,7 @@ same messages.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -17,7 +18,7 @@ from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input
 from sparsefold.spec.errors import InvalidData
 
-__all__ = ["bind_sizes"]
+__all__ = ["bind_sizes", "too_large"]
 
 
 def bind_sizes(inputs: Iterable[Input], values: Mapping[str, Any],
@@ -52,3 +53,34 @@ def bind_sizes(inputs: Iterable[Input], values: Mapping[str, Any],
         if expected != shape:
             raise InvalidData(f"input {inp.name!r}: expected shape {expected}, found {shape}")
     return env
+
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def too_large(node, inputs: Iterable[Input], env: Mapping[str, int], *,
+              result: bool) -> InvalidData:
+    """The error for an array of ``node``'s shape with more than 2**63 - 1 elements, its
+    sizes written as the caller's axes (``a0.shape[1]``) rather than the symbols a trace
+    gave them (``n0``)."""
+    inputs = list(inputs)
+    axes: dict[str, str] = {}
+    for inp in inputs:
+        for d, n in enumerate(inp.shape):
+            if isinstance(n, sz.Sym):
+                axes.setdefault(n.name, f"{inp.name}.shape[{d}]")
+    given = ", ".join(f"{inp.name} has shape {_value(inp.shape, env)}" for inp in inputs)
+    tail = f"more than 2**63 - 1 elements, so coordinates would overflow int64 ({given})"
+    if isinstance(node, Input):
+        return InvalidData(f"{node.name} has {tail}")
+    shape = [_WORD.sub(lambda m: axes.get(m.group(0), m.group(0)), str(n)) for n in node.shape]
+    what = "the result" if result else f"an intermediate array ({type(node).__name__.lower()})"
+    return InvalidData(f"{what} would have shape ({', '.join(shape)}{',' * (len(shape) == 1)})"
+                       f" = {_value(node.shape, env)}: {tail}")
+
+
+def _value(shape, env: Mapping[str, int]) -> tuple[int, ...]:
+    """Sizes as exact Python integers (the NumPy reading would wrap past int64)."""
+    def leaf(x):
+        return x.value if isinstance(x, sz.Const) else int(env[x.name])
+    return tuple(int(sz.read(n, sz.PYTHON, leaf)) for n in shape)

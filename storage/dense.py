@@ -23,13 +23,14 @@ from sparsefold.storage.levels import check_range, sparse_levels
 __all__ = ["densify", "dense_operand"]
 
 
-def densify(value: Any) -> np.ndarray:
+def densify(value: Any, name: str = "input") -> np.ndarray:
     """A dense NumPy array for a NumPy, scipy.sparse or pydata/sparse array (or a scalar),
-    in the value's own dtype (the interpreter's reading of an input)."""
+    in the value's own dtype (the interpreter's reading of an input); ``name``: the input's
+    name in messages."""
     if isinstance(value, np.ndarray):
         return value
     if is_scipy_sparse(value) or is_pydata_sparse(value):
-        return dense_operand(value, np.dtype(value.dtype), "input")
+        return dense_operand(value, np.dtype(value.dtype), name)
     if isinstance(value, (bool, int, float, complex, np.generic)) or hasattr(value, "__array__"):
         return np.asarray(value)
     raise InvalidData(f"expected a NumPy, scipy.sparse or pydata/sparse array, found "

@@ -52,17 +52,20 @@ def _values(a: Any, nnz: int, dtype: np.dtype, what: str) -> np.ndarray:
 
 
 def _check_compressed(name: str, indptr, indices, n_outer: int, n_inner: int, *,
-                      coordinates: bool, rows: bool = True) -> None:
+                      coordinates: bool, rows: bool = True, outer: str = "row") -> None:
     """``indptr`` checks: length, first and last entry (O(1)); monotone (O(rows)) unless
     ``rows`` is False, when the kernel checks it before reading anything. The ``indices``
-    range too when ``coordinates`` (kernels check it themselves as they read)."""
+    range too when ``coordinates`` (kernels check it themselves as they read). ``outer``
+    names the compressed axis in messages ("row" for CSR, "column" for CSC)."""
     if indptr.shape[0] != n_outer + 1:
         raise InvalidData(f"{name}: indptr has length {indptr.shape[0]}, expected "
                           f"{n_outer + 1}")
     if indptr[0] != 0:
         raise InvalidData(f"{name}: indptr[0] is {indptr[0]}, expected 0")
     if rows and n_outer and np.any(indptr[1:] < indptr[:-1]):
-        raise InvalidData(f"{name}: indptr is not monotone non-decreasing")
+        t = int(np.argmax(indptr[1:] < indptr[:-1]))  # the first, as the kernels report it
+        raise InvalidData(f"{name}: indptr is not monotone non-decreasing: {outer} {t} spans "
+                          f"[{indptr[t]}, {indptr[t + 1]})")
     if indptr[-1] > indices.shape[0]:
         raise InvalidData(f"{name}: indptr ends at {indptr[-1]} but indices has "
                           f"{indices.shape[0]} entries")
@@ -168,6 +171,10 @@ def check_supported(value: Any, name: str) -> None:
                               f"must be 0")
 
 
+def _outer(mode_order: tuple) -> str:
+    return "row" if mode_order == (0, 1) else "column"
+
+
 def _compressed(value, name, leaf, shape, *, scipy_obj, vector=False, rows_in_kernel=False):
     indptr = _index_array(value.indptr, f"{name}.indptr")
     indices = _index_array(value.indices, f"{name}.indices")
@@ -179,7 +186,8 @@ def _compressed(value, name, leaf, shape, *, scipy_obj, vector=False, rows_in_ke
     # monotonicity pass only when the kernel does it instead.
     cached = getattr(scipy_obj, "_has_canonical_format", None) is True
     _check_compressed(name, indptr, indices, n_outer, n_inner, coordinates=False,
-                      rows=vector or not (cached and rows_in_kernel))
+                      rows=vector or not (cached and rows_in_kernel),
+                      outer=_outer(leaf.format.mode_order))
     nnz = int(indptr[-1])
     _no_entries_on_empty_axis(name, nnz, (n_outer, n_inner))
     data = _values(value.data, nnz, leaf.dtype, f"{name}.data")
@@ -198,7 +206,8 @@ def _compressed_arrays(indptr, indices, data, name, leaf, shape):
     indptr = _index_array(indptr, f"{name}.indptr")
     indices = _index_array(indices, f"{name}.indices")
     n_outer, n_inner = shape if leaf.format.mode_order == (0, 1) else shape[::-1]
-    _check_compressed(name, indptr, indices, n_outer, n_inner, coordinates=False)
+    _check_compressed(name, indptr, indices, n_outer, n_inner, coordinates=False,
+                      outer=_outer(leaf.format.mode_order))
     _no_entries_on_empty_axis(name, int(indptr[-1]), (n_outer, n_inner))
     data = _values(data, int(indptr[-1]), leaf.dtype, f"{name}.data")
     if not _rows_sorted_unique(indptr, indices):
@@ -254,7 +263,7 @@ def validate_storage(value: Any, name: str) -> None:
         outer, inner = shape if value.format == "csr" else shape[::-1]
         _check_compressed(name, _index_array(value.indptr, f"{name}.indptr"),
                           _index_array(value.indices, f"{name}.indices"), outer, inner,
-                          coordinates=True)
+                          coordinates=True, outer="row" if value.format == "csr" else "column")
         _values(value.data, int(value.indptr[-1]), value.dtype, f"{name}.data")
     elif is_scipy_sparse(value) and value.format == "csr":  # 1-d sparse vector
         _check_compressed(name, _index_array(value.indptr, f"{name}.indptr"),
@@ -275,7 +284,8 @@ def validate_storage(value: Any, name: str) -> None:
         outer, inner = shape if tuple(value.compressed_axes) == (0,) else shape[::-1]
         indptr = _index_array(value.indptr, f"{name}.indptr")
         _check_compressed(name, indptr, _index_array(value.indices, f"{name}.indices"),
-                          outer, inner, coordinates=True)
+                          outer, inner, coordinates=True,
+                          outer="row" if tuple(value.compressed_axes) == (0,) else "column")
         _values(value.data, int(indptr[-1]), value.dtype, f"{name}.data")
 
 
