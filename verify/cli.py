@@ -1,7 +1,12 @@
 """``sparsefold prove``: prove the lemma library, every shape-operator entry, every rule of
 the catalog, and refute every deliberately wrong rule. One row per item (name, status,
 time), a summary, then the final line ``N passed, N failed``; the exit status is 1 when any
-item has an unexpected status. ``--smt2 RULE`` prints the SMT-LIB of a rule's value query.
+item has an unexpected status, or when ``--only`` matches no item. ``--smt2 RULE`` prints
+the SMT-LIB of a rule's value query.
+
+The summary splits the rule instances by status: ``proved`` (exactly: the optimizer may apply
+them) and ``proved-real`` (in real arithmetic only: floating point may differ by rounding,
+as a reassociated sum does; never applied).
 """
 
 from __future__ import annotations
@@ -32,14 +37,14 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def _row(name: str, status: str, seconds: float, detail: str, ok: bool) -> str:
     mark = "" if ok else "  UNEXPECTED"
-    return f"{name:<38} {status:<9} {seconds:6.2f}s  {detail}{mark}"
+    return f"{name:<38} {status:<11} {seconds:6.2f}s  {detail}{mark}"
 
 
 def run(args: argparse.Namespace) -> int:
     from sparsefold.spec import SHAPE_OPERATORS
     from sparsefold.verify import lemmas, operators
     from sparsefold.verify.catalog import RULES, get_rule
-    from sparsefold.verify.results import PROVED
+    from sparsefold.verify.results import PROVED, PROVED_REAL
     from sparsefold.verify.rules import prove_rule
     from sparsefold.verify.wrong_rules import WRONG_RULES
 
@@ -67,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
         nonlocal passed, failed
         passed, failed = passed + ok, failed + (not ok)
 
-    print(f"{'item':<38} {'status':<9} {'time':>7}  detail")
+    print(f"{'item':<38} {'status':<11} {'time':>7}  detail")
     for lemma in lemmas.LEMMAS:
         if wanted("lemma " + lemma.name):
             status, secs = lemmas.prove_lemma(lemma.name)
@@ -106,7 +111,8 @@ def run(args: argparse.Namespace) -> int:
                 detail += f"; {cx}"
         else:
             methods = sorted({o.method for res in rep.results for o in res.obligations
-                              if o.status == PROVED and o.method != "syntactic"})
+                              if o.status in (PROVED, PROVED_REAL)
+                              and o.method != "syntactic"})
             detail = f"{n} instance{'s' * (n != 1)}" + (f" ({', '.join(methods)})"
                                                        if methods else "")
             notes = {o.note for res in rep.results for o in res.obligations if o.note}
@@ -115,12 +121,18 @@ def run(args: argparse.Namespace) -> int:
         print(_row(label, rep.status, rep.seconds, detail[:160], ok))
         if not ok and args.verbose:
             print(rep)
+    if passed + failed == 0:
+        print(f"no item matches --only {args.only!r}", file=sys.stderr)
+        return 2
     ob = totals["obligations"]
     inst = totals["instances"]
+    spelled = {PROVED: "proved exactly", PROVED_REAL: "proved-real (up to rounding)"}
+    by_status = ", ".join(f"{v} {spelled.get(k, k)}" for k, v in sorted(inst.items())
+                          if k != "wrong")
     print(f"summary: {sum(ob.values())} operator obligations "
           f"({', '.join(f'{v} {k}' for k, v in sorted(ob.items())) or 'none'}); "
           f"rule instances: {sum(v for k, v in inst.items() if k != 'wrong')} "
-          f"({', '.join(f'{v} {k}' for k, v in sorted(inst.items()) if k != 'wrong') or 'none'})"
+          f"({by_status or 'none'})"
           f"; wrong-rule instances: {inst.get('wrong', 0)}; "
           f"total {time.perf_counter() - t0:.1f}s")
     print(f"{passed} passed, {failed} failed")
