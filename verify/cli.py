@@ -1,8 +1,9 @@
-"""``sparsefold prove``: prove the lemma library, every shape-operator entry, every rule of
-the catalog, and refute every deliberately wrong rule. One row per item (name, status,
-time), a summary, then the final line ``N passed, N failed``; the exit status is 1 when any
-item has an unexpected status, or when ``--only`` matches no item. ``--smt2 RULE`` prints
-the SMT-LIB of a rule's value query.
+"""``sparsefold prove``: prove the lemma library, every shape-operator entry, the zero
+algebra of every elementwise function (``verify.zero_algebra``: what the compiler's merge
+lattices rely on), every rule of the catalog, and refute every deliberately wrong rule.
+One row per item (name, status, time), a summary, then the final line
+``N passed, N failed``; the exit status is 1 when any item has an unexpected status, 2 when
+``--only`` matches no item. ``--smt2 RULE`` prints the SMT-LIB of a rule's value query.
 
 The summary splits the rule instances by status: ``proved`` (exactly: the optimizer may apply
 them) and ``proved-real`` (in real arithmetic only: floating point may differ by rounding,
@@ -42,7 +43,8 @@ def _row(name: str, status: str, seconds: float, detail: str, ok: bool) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from sparsefold.spec import SHAPE_OPERATORS
-    from sparsefold.verify import lemmas, operators
+    from sparsefold.spec.functions import FUNCTIONS
+    from sparsefold.verify import lemmas, operators, zero_algebra
     from sparsefold.verify.catalog import RULES, get_rule
     from sparsefold.verify.results import PROVED, PROVED_REAL
     from sparsefold.verify.rules import prove_rule
@@ -92,6 +94,14 @@ def run(args: argparse.Namespace) -> int:
         print(_row("operator " + name, rep.status, rep.seconds, detail, ok))
         if not ok and args.verbose:
             print(rep)
+    for fn_name in FUNCTIONS:
+        if not wanted("function " + fn_name):
+            continue
+        report = zero_algebra.prove_function(FUNCTIONS[fn_name])
+        ok = report.status == PROVED
+        record(ok)
+        print(_row("function " + fn_name, report.status,
+                   sum(f.seconds for f in report.facts), report.summary()[:160], ok))
     for r in RULES + WRONG_RULES:
         label = ("wrong " if r in WRONG_RULES else "rule ") + r.name
         if not wanted(label):

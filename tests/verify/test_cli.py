@@ -16,6 +16,7 @@ import z3
 
 from sparsefold.cli import main
 from sparsefold.spec import SHAPE_OPERATORS
+from sparsefold.spec.functions import FUNCTIONS
 from sparsefold.verify import RULES, WRONG_RULES, lemmas
 from sparsefold.verify import wrong_rules as wrong_module
 from sparsefold.verify.results import PROVED_REAL, REFUTED
@@ -35,9 +36,10 @@ def test_the_whole_catalog_passes_within_a_minute():
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     lines = done.stdout.strip().splitlines()
     m = FINAL.match(lines[-1])
-    items = len(lemmas.LEMMAS) + len(SHAPE_OPERATORS) + len(RULES) + len(WRONG_RULES)
+    items = len(lemmas.LEMMAS) + len(SHAPE_OPERATORS) + len(FUNCTIONS) + len(RULES) + \
+        len(WRONG_RULES)
     assert m and int(m.group(1)) == items and m.group(2) == "0", lines[-1]
-    rows = [line for line in lines if re.match(r"^(lemma|operator|rule|wrong) ", line)]
+    rows = [line for line in lines if re.match(r"^(lemma|operator|function|rule|wrong) ", line)]
     assert len(rows) == items
     expected = {"rule " + r.name: r.expect for r in RULES}
     for r in rows:  # a rule shows the status it expects: proved, or proved-real
