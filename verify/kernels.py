@@ -12,11 +12,14 @@ the operator check) while recording every order question the planner asks
   built-in entries included, though CI proves them over their configurations;
 * ``function ...``: for every elementwise function the program applies, its zero algebra
   on its C text (``verify.zero_algebra``: what the merge lattice intersects or unions on);
-* ``order ...``: every order fact the planner *used* — a stream it appends without sorting
-  because its entries were proved to arrive in strictly increasing output storage order
-  (which also means no two entries collide), or in order within each outer coordinate —
-  proved again without the planner's cache. A question answered "not proved" is listed as
-  ``not relied on``: the kernel sorts or buckets there, which needs no proof.
+* ``order ...``: every order question the planner asked while planning this kernel. An
+  answer "proved" is one the plan may act on — appending a stream without sorting because
+  its entries arrive in strictly increasing output storage order (which also means no two
+  entries collide), or bucketing by the outer coordinate because they arrive in order
+  within each — and it is proved again here without the planner's cache. An answer "not
+  proved" is listed as ``not relied on``: the kernel sorts or buckets there, which needs no
+  proof. (A proved answer the plan did not end up using is still listed: the list is a
+  superset of what the plan relies on.)
 
 Each obligation has its status and time; :attr:`KernelCertificate.digest` is a SHA-256 of
 the program, the output format and every obligation's statement and status.
