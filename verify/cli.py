@@ -30,6 +30,14 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="print the SMT-LIB query of RULE's value obligation and exit")
     p.add_argument("--obligation", default="value",
                    help="with --smt2: value | lhs_bounds | rhs_bounds (default: value)")
+    p.add_argument("--kernel", metavar="EXPR", default=None,
+                   help="print the certificate of the kernel compiled for EXPR (a Python "
+                        "expression over the inputs named by -i, with sf = sparsefold and "
+                        "np = numpy) and exit: 0 when proved, 1 otherwise")
+    p.add_argument("-i", "--input", metavar="NAME=FORMAT:SHAPE", action="append", default=[],
+                   help="with --kernel: an input, e.g. a=csr:50x40 (csr, csc, coo or dense; "
+                        "random float64 data)")
+    p.add_argument("--out", default=None, help="with --kernel: the output format")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="print every obligation of items that are not as expected")
     p.set_defaults(run=run)
@@ -41,6 +49,42 @@ def _row(name: str, status: str, seconds: float, detail: str, ok: bool) -> str:
     return f"{name:<38} {status:<11} {seconds:6.2f}s  {detail}{mark}"
 
 
+def _example(spec: str):
+    """``NAME=FORMAT:SHAPE`` -> (name, a random array of that format and shape)."""
+    import numpy as np
+    import scipy.sparse as sp
+    try:
+        name, rest = spec.split("=", 1)
+        fmt, shape_text = rest.split(":", 1)
+        shape = tuple(int(n) for n in shape_text.lower().split("x"))
+    except ValueError:
+        raise SystemExit(f"sparsefold prove: -i expects NAME=FORMAT:SHAPE such as "
+                         f"a=csr:50x40, found {spec!r}") from None
+    if not name.isidentifier() or fmt not in ("csr", "csc", "coo", "dense"):
+        raise SystemExit(f"sparsefold prove: -i {spec!r}: expected an identifier and one of "
+                         f"csr, csc, coo, dense")
+    rng = np.random.default_rng(sum(map(ord, name)))
+    if fmt == "dense":
+        return name, rng.random(shape)
+    return name, sp.random_array(shape, density=0.2, format=fmt, rng=rng)
+
+
+def _kernel(args: argparse.Namespace) -> int:
+    """``--kernel EXPR -i ...``: the certificate of the kernel ``sf.jit`` compiles."""
+    import numpy as np
+
+    import sparsefold as sf
+    from sparsefold.verify.kernels import prove_kernel
+    examples = dict(_example(s) for s in args.input)
+    names = list(examples)
+    # the user's own expression, evaluated in their own shell like python -c
+    fn = eval(f"lambda {', '.join(names)}: {args.kernel}",  # noqa: S307
+              {"sf": sf, "np": np})
+    cert = prove_kernel(sf.jit(fn, out=args.out), *examples.values())
+    print(cert)
+    return 0 if cert.status == "proved" else 1
+
+
 def run(args: argparse.Namespace) -> int:
     from sparsefold.spec import SHAPE_OPERATORS
     from sparsefold.spec.functions import FUNCTIONS
@@ -50,6 +94,8 @@ def run(args: argparse.Namespace) -> int:
     from sparsefold.verify.rules import prove_rule
     from sparsefold.verify.wrong_rules import WRONG_RULES
 
+    if args.kernel:
+        return _kernel(args)
     if args.smt2:
         from sparsefold.verify.equal import smt2
         try:

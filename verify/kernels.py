@@ -27,7 +27,8 @@ the program, the output format and every obligation's statement and status.
 Not covered (yet): that the plan's pieces produce *exactly* the program's output support
 (it follows from the entries' bijection and cover obligations for a single operator, but is
 not proved for the composed plan); read bounds of the generated loops beyond the entries'
-bounds obligations; the digest in the kernel's header; ``sparsefold prove --kernel``.
+bounds obligations; the digest in the kernel's header. ``sparsefold prove --kernel EXPR
+-i NAME=FORMAT:SHAPE`` prints a certificate from the shell.
 """
 
 from __future__ import annotations

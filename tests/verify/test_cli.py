@@ -12,6 +12,7 @@ import resource
 import subprocess
 import sys
 
+import pytest
 import z3
 
 from sparsefold.cli import main
@@ -89,3 +90,17 @@ def test_smt2_dumps_a_query_z3_answers_unsat(capsys):
 def test_smt2_of_an_unknown_rule_is_an_error(capsys):
     assert main(["prove", "--smt2", "no_such_rule"]) == 2
     assert "no rule named 'no_such_rule'" in capsys.readouterr().err
+
+
+def test_kernel_prints_the_certificate_of_a_compiled_kernel(capsys):
+    code = main(["prove", "--kernel", "sf.concat([a, b[::-1]], axis=0) * 2",
+                 "-i", "a=csr:8x5", "-i", "b=coo:3x5", "--out", "csr"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert out.startswith("kernel certificate: proved  sha256:")
+    assert "entry concat" in out and "entry slice" in out and "function multiply" in out
+
+
+def test_kernel_inputs_must_be_spelled_out():
+    with pytest.raises(SystemExit, match="NAME=FORMAT:SHAPE"):
+        main(["prove", "--kernel", "a.T", "-i", "a=csr"])
