@@ -30,6 +30,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="print the SMT-LIB query of RULE's value obligation and exit")
     p.add_argument("--obligation", default="value",
                    help="with --smt2: value | lhs_bounds | rhs_bounds (default: value)")
+    p.add_argument("--module", metavar="MODULE", default=None,
+                   help="prove the rules, wrong rules (expect=REFUTED) and operator entries "
+                        "(ShapeOp subclasses with configurations()) defined in MODULE "
+                        "instead of the built-in catalog")
     p.add_argument("--kernel", metavar="EXPR", default=None,
                    help="print the certificate of the kernel compiled for EXPR (a Python "
                         "expression over the inputs named by -i, with sf = sparsefold and "
@@ -85,8 +89,34 @@ def _kernel(args: argparse.Namespace) -> int:
     return 0 if cert.status == "proved" else 1
 
 
+def _module_items(name: str):
+    """(operator classes, rules, wrong rules) defined in module ``name``: module attributes
+    that are rules (or lists of rules), and ShapeOp subclasses whose home is the module."""
+    import importlib
+
+    from sparsefold.spec.ir import ShapeOp
+    from sparsefold.spec.rules import REFUTED, Rule
+    try:
+        mod = importlib.import_module(name)
+    except ImportError as exc:
+        raise SystemExit(f"sparsefold prove: cannot import --module {name!r}: {exc}") from None
+    ops, rules, wrongs, seen = [], [], [], set()
+    for value in vars(mod).values():
+        for item in value if isinstance(value, (list, tuple)) else (value,):
+            if id(item) in seen:
+                continue
+            seen.add(id(item))
+            if isinstance(item, Rule):
+                (wrongs if item.expect == REFUTED else rules).append(item)
+            elif isinstance(item, type) and issubclass(item, ShapeOp) \
+                    and item.__module__ == mod.__name__:
+                ops.append(item)
+    return ops, rules, wrongs
+
+
 def run(args: argparse.Namespace) -> int:
     from sparsefold.spec import SHAPE_OPERATORS
+    from sparsefold.spec.errors import IllFormedProgram
     from sparsefold.spec.functions import FUNCTIONS
     from sparsefold.verify import lemmas, operators, zero_algebra
     from sparsefold.verify.catalog import RULES, get_rule
@@ -109,6 +139,12 @@ def run(args: argparse.Namespace) -> int:
         print(smt2(inst.lhs, inst.rhs, when=inst.when, obligation=args.obligation))
         return 0
 
+    lemma_list, op_items, fn_names = list(lemmas.LEMMAS), list(SHAPE_OPERATORS), list(FUNCTIONS)
+    rules, wrongs = list(RULES), list(WRONG_RULES)
+    if args.module:  # the user's own items instead of the built-in catalog
+        op_items, rules, wrongs = _module_items(args.module)
+        lemma_list, fn_names = [], []
+
     def wanted(name: str) -> bool:
         return args.only is None or args.only in name
 
@@ -121,16 +157,22 @@ def run(args: argparse.Namespace) -> int:
         passed, failed = passed + ok, failed + (not ok)
 
     print(f"{'item':<38} {'status':<11} {'time':>7}  detail")
-    for lemma in lemmas.LEMMAS:
+    for lemma in lemma_list:
         if wanted("lemma " + lemma.name):
             status, secs = lemmas.prove_lemma(lemma.name)
             ok = status == PROVED
             record(ok)
             print(_row("lemma " + lemma.name, status, secs, lemma.statement, ok))
-    for name in SHAPE_OPERATORS:
+    for what in op_items:
+        name = what if isinstance(what, str) else what.__name__.lower()
         if not wanted("operator " + name):
             continue
-        rep = operators.prove_operator(name)
+        try:
+            rep = operators.prove_operator(what)
+        except IllFormedProgram as exc:  # a user class with no configurations()
+            record(False)
+            print(_row("operator " + name, "unproved", 0.0, str(exc), False))
+            continue
         ok = rep.status == PROVED
         record(ok)
         for status, n in rep.counts().items():
@@ -140,7 +182,7 @@ def run(args: argparse.Namespace) -> int:
         print(_row("operator " + name, rep.status, rep.seconds, detail, ok))
         if not ok and args.verbose:
             print(rep)
-    for fn_name in FUNCTIONS:
+    for fn_name in fn_names:
         if not wanted("function " + fn_name):
             continue
         report = zero_algebra.prove_function(FUNCTIONS[fn_name])
@@ -148,18 +190,18 @@ def run(args: argparse.Namespace) -> int:
         record(ok)
         print(_row("function " + fn_name, report.status,
                    sum(f.seconds for f in report.facts), report.summary()[:160], ok))
-    for r in RULES + WRONG_RULES:
-        label = ("wrong " if r in WRONG_RULES else "rule ") + r.name
+    for r in rules + wrongs:
+        label = ("wrong " if r in wrongs else "rule ") + r.name
         if not wanted(label):
             continue
         rep = prove_rule(r)
         ok = rep.as_expected
         record(ok)
         for res in rep.results:
-            key = "wrong" if r in WRONG_RULES else res.status
+            key = "wrong" if r in wrongs else res.status
             totals["instances"][key] = totals["instances"].get(key, 0) + 1
         n = len(rep.results)
-        if r in WRONG_RULES:
+        if r in wrongs:
             detail = f"refuted at {r.fails!r} as expected" if ok else \
                 f"expected refutation at {r.fails!r}"
             cx = rep.counterexample

@@ -11,6 +11,7 @@ import re
 import resource
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import z3
@@ -104,3 +105,22 @@ def test_kernel_prints_the_certificate_of_a_compiled_kernel(capsys):
 def test_kernel_inputs_must_be_spelled_out():
     with pytest.raises(SystemExit, match="NAME=FORMAT:SHAPE"):
         main(["prove", "--kernel", "a.T", "-i", "a=csr"])
+
+
+def test_module_proves_a_users_own_rules_and_operators(monkeypatch, capsys):
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent))
+    code = main(["prove", "--module", "my_rules"])
+    out = capsys.readouterr().out.strip().splitlines()
+    rows = {line.split()[1]: line for line in out[1:-2]}
+    assert set(rows) == {"myflip", "unlisted", "reverse_twice", "slice_of_slice",
+                         "slice_of_slice_wrong"}
+    assert " proved " in rows["myflip"] and " proved " in rows["slice_of_slice"]
+    assert " proved " in rows["reverse_twice"]
+    assert " refuted " in rows["slice_of_slice_wrong"] and "as expected" in rows[
+        "slice_of_slice_wrong"]
+    # an operator without configurations() cannot be proved: a failure, not a silent pass
+    assert "has no configurations()" in rows["unlisted"] and "UNEXPECTED" in rows["unlisted"]
+    assert code == 1 and out[-1] == "4 passed, 1 failed"
+    assert main(["prove", "--module", "my_rules", "--only", "myflip"]) == 0
+    with pytest.raises(SystemExit, match="cannot import --module 'no_such_module_here'"):
+        main(["prove", "--module", "no_such_module_here"])
