@@ -191,3 +191,44 @@ def copy_coordinates(b: Builder, sites: Sites, leaf: Input, level_no: int, *, ds
         v = b.fresh("range_v")
         with b.loop(t, 0, count):
             read_coordinate(b, sites, leaf, level_no, crd, src_start + t, v)
+
+
+# --- maps of operator entries that are not proved (run with checks) -------------------------
+
+def check_map(b: Builder, sites: Sites, value: Expr, size: Expr, what: str) -> Var:
+    """``value`` (an output coordinate an unproved operator's forward map computed) in a
+    fresh variable, tested against ``[0, size)``: a failure is recorded (site kind "map")
+    and the coordinate replaced by 0, so nothing downstream indexes with it."""
+    site = sites.site("map", what)
+    var = b.fresh("m")
+    b.assign(var, value)
+    b.emit(If(((Bin(">=", cast("uint64_t", var), cast("uint64_t", size)),
+                (Raise(site, (var, size)), Assign(var, Lit("0", INT)))),)))
+    return var
+
+
+class MapChecked:
+    """An output assembler whose entries' coordinates are range-checked first (a stage
+    computing an operator whose maps are not proved): everything else is the wrapped
+    assembler's. Coordinates outside the output are recorded and replaced by 0, so a wrong
+    forward map is a clear error after the loops, never an out-of-bounds write or a loop
+    driven by a huge coordinate."""
+
+    def __init__(self, inner, shape: tuple, what: str):
+        object.__setattr__(self, "_inner", inner)
+        object.__setattr__(self, "_shape", shape)
+        object.__setattr__(self, "_what", what)
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+    def __setattr__(self, name, value):
+        setattr(self._inner, name, value)
+
+    def emit(self, low, coords, value) -> None:
+        checked = tuple(check_map(low.b, low.sites, c, index(n), f"{self._what}: axis {d}")
+                        for d, (c, n) in enumerate(zip(coords, self._shape)))
+        self._inner.emit(low, checked, value)
+
+
+__all__ += ["check_map", "MapChecked"]

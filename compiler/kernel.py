@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from sparsefold.compiler.bounds import rows_first
+from sparsefold.compiler.bounds import MapChecked, rows_first
 from sparsefold.compiler.emit import render_module
 from sparsefold.compiler.loops import Bin, Lit
 from sparsefold.compiler.lower_coiter import lower_coiter
@@ -103,9 +103,13 @@ class StageKernel:
     ("the result", "the temporary t0 = ...")."""
 
     def __init__(self, program: Node, fmt: Format, plan, *, what: str = "the result",
-                 assumed: tuple[sz.Expr, ...] = ()):
+                 assumed: tuple[sz.Expr, ...] = (), checked: str = ""):
         self.program, self.fmt, self.plan, self.what = program, fmt, plan, what
         self.assumed = assumed  # size equalities the trace assumed (checked by the caller)
+        # the name of the operator whose maps are not proved, computed by this stage: its
+        # output coordinates and dense reads are range-checked in the kernel
+        self.checked = checked
+        self.stage_notes: list[str] = []  # header notes (stages, temporaries, certificate)
         self.strategy = strategy(plan)
         self.inputs = [n for n in topological(program) if isinstance(n, Input)]
         self.requires = _requires(program)
@@ -145,7 +149,7 @@ class StageKernel:
 
     def _source(self, index_dtypes, out_index, unit_stride):
         p, program = self.plan, self.program
-        low = Lowering(index_dtypes, unit_stride)
+        low = Lowering(index_dtypes, unit_stride, check_reads=self.checked)
         low.sizes(program)
         asm = self._assembler(out_index)
         sparse = [i for i in self.inputs if not i.format.is_dense]
@@ -158,6 +162,8 @@ class StageKernel:
         asm.row_driven = (isinstance(p, StreamPlan) and p.loop == "row") or (
             isinstance(p, CoiterPlan) and p.mode == "row" and not p.lattice.universe) or \
             isinstance(p, ContractPlan)
+        if self.checked:
+            asm = MapChecked(asm, tuple(program.shape), f"{self.checked} (maps not proved)")
         asm.prologue(low)
         values = Values(low.b, low.dense)
         if isinstance(p, DensePlan):
@@ -179,7 +185,8 @@ class StageKernel:
         functions = [run]
         helpers: tuple[str, ...] = ()
         if self._counts:  # the exact entry count, for right-sized outputs
-            cl = Lowering(index_dtypes, unit_stride, sites=low.sites)
+            cl = Lowering(index_dtypes, unit_stride, sites=low.sites,
+                          check_reads=self.checked)
             cl.sizes(program)
             if isinstance(p, ContractPlan):
                 total = lower_contract_count(cl, p)
@@ -193,7 +200,10 @@ class StageKernel:
             notes.append("Valid when " + ", ".join(i.name for i in p.finite) + " are finite "
                          "(0 * inf is nan); the runtime checks and otherwise runs the exact "
                          "variant.")
-        notes += getattr(self, "stage_notes", [])
+        if self.checked:
+            notes.append(f"Checked: the maps of {self.checked} are not proved (trusted by the "
+                         f"user); every output coordinate and dense read is range-checked.")
+        notes += self.stage_notes
         src = render_module(title=f"{self.strategy} -> {self.fmt}",
                             program_text=show_program(program), notes=notes,
                             functions=functions, sites=tuple(low.sites.table),
@@ -375,6 +385,8 @@ class StageKernel:
                 order = np.lexsort(crds[::-1]) if n > 1 else np.arange(n)
             val = val[order]
             crds = [c[order] for c in crds]
+            if self.checked:
+                _no_collisions(crds, self.checked)
             return wrap_levels(self.fmt, shape, val,
                                compress(crds, self.fmt, shape, out_index), library)
         # outputs were allocated for an upper bound of entries: give the rest back
@@ -392,6 +404,21 @@ class StageKernel:
                 arrays = {k: (trim(v, n) if k.startswith("crd") else v)
                           for k, v in arrays.items()}
         return wrap_levels(self.fmt, shape, val, arrays, library)
+
+
+def _no_collisions(crds: list[np.ndarray], operator: str) -> None:
+    """Sorted coordinates of an unproved operator's stage: two entries at one coordinate
+    mean its forward maps collide (not injective, or pieces overlap)."""
+    if not crds or crds[0].shape[0] < 2:
+        return
+    same = np.ones(crds[0].shape[0] - 1, dtype=bool)
+    for c in crds:
+        same &= c[1:] == c[:-1]
+    if same.any():
+        at = int(np.argmax(same))
+        where = tuple(int(c[at]) for c in crds)
+        raise InvalidData(f"{operator} (maps not proved) mapped two entries to the output "
+                          f"coordinate {where}: its forward maps collide")
 
 
 def trim(arr: np.ndarray, n: int) -> np.ndarray:

@@ -20,10 +20,12 @@ the union of the points. Only the minimal points matter, and they are all we kee
   the expression is dense-valued and the lowering iterates every coordinate.
 
 Zero algebra comes from ``spec`` (``annihilates``, and the function evaluated at zeros with
-the literal arguments it actually has). For floats, annihilation holds only when the other
-operands are finite (``0 * nan`` is ``nan``): :func:`build` records the inputs whose
-finiteness the lattice relies on, and an *exact* lattice (``exact=True``) uses no
-annihilation that needs finiteness; the runtime checks and falls back to it.
+the literal arguments it actually has). Both are proved on each function's C reading — the
+text the kernels compute — by ``verify.zero_algebra``, run in CI by ``sparsefold prove``.
+For floats, annihilation holds only when the other operands are finite (``0 * nan`` is
+``nan``): :func:`build` records the inputs whose finiteness the lattice relies on, and an
+*exact* lattice (``exact=True``) uses no annihilation that needs finiteness; the runtime
+checks and falls back to it.
 """
 
 from __future__ import annotations

@@ -16,15 +16,21 @@ import numpy as np
 from sparsefold.compiler.bounds import Sites
 from sparsefold.compiler.cnames import array_var, index_ctype, size_var, storage_ctype
 from sparsefold.compiler.loops import (
+    BOOL,
     INT,
     Array,
+    Assign,
+    Bin,
     Builder,
+    Cond,
     Expr,
     Function,
+    If,
     Lit,
     Load,
     Param,
     Raise,
+    cast,
     variables,
     walk_stmts,
 )
@@ -82,6 +88,7 @@ class Lowering:
 
     index_dtypes: dict[str, dict[str, np.dtype]]
     unit_stride: frozenset[str] = frozenset()   # dense inputs whose last axis is contiguous
+    check_reads: str = ""   # an unproved operator's name: dense reads are range-checked
     b: Builder = field(default_factory=Builder)
     sites: Sites = field(default_factory=Sites)
     params: list[Param] = field(default_factory=list)
@@ -122,7 +129,12 @@ class Lowering:
         return arrays
 
     def dense(self, inp: Input, coords: tuple[Expr, ...]) -> Expr:
-        """A dense input's element at coordinates (element strides are parameters)."""
+        """A dense input's element at coordinates (element strides are parameters). With
+        ``check_reads`` (a stage of an operator whose maps are not proved) every coordinate
+        is tested first; a read outside the array is recorded and reads 0 instead."""
+        ok = None
+        if self.check_reads:
+            coords, ok = self._checked_coordinates(inp, coords)
         val = self._param(Param(array_var(inp.name, "val"), "address", ("dense", inp.name),
                                 storage_ctype(inp.dtype))).array
         terms, uses = [], []
@@ -134,7 +146,24 @@ class Lowering:
             st = self._param(Param(array_var(inp.name, f"st{d}"), "int",
                                    ("stride", inp.name, d)))
             terms.append(f"{_atom(c)}*{st.name}")
-        return Load(val, Lit(" + ".join(terms) or "0", INT, tuple(dict.fromkeys(uses))))
+        read = Load(val, Lit(" + ".join(terms) or "0", INT, tuple(dict.fromkeys(uses))))
+        return read if ok is None else Cond(ok, read, Lit("0", read.ctype))
+
+    def _checked_coordinates(self, inp: Input, coords):
+        b = self.b
+        ok = b.fresh("read_ok", BOOL)
+        b.assign(ok, Lit("True", BOOL))
+        out = []
+        for d, c in enumerate(coords):
+            site = self.sites.site("map", f"{self.check_reads}: reading {inp.name}, axis {d}")
+            var = b.fresh("m")
+            b.assign(var, c)
+            size = index(inp.shape[d])
+            bad = Bin(">=", cast("uint64_t", var), cast("uint64_t", size))
+            b.emit(If(((bad, (Raise(site, (var, size)), Assign(var, Lit("0", INT)),
+                              Assign(ok, Lit("False", BOOL)))),)))
+            out.append(var)
+        return tuple(out), ok
 
     def out(self, part: str, ctype: str) -> Array:
         """An output array (``val``, ``pos1``, ``crd0``, ...), written by the kernel."""

@@ -19,8 +19,10 @@ Results are cached per stream structure (sizes stay symbolic, so one proof serve
 
 from __future__ import annotations
 
+import contextvars
 import functools
-from dataclasses import replace
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 
 import z3
 
@@ -29,7 +31,8 @@ from sparsefold.spec import sizes as sz
 from sparsefold.spec.order import Entry, arrives_in_order
 from sparsefold.spec.sizes_z3 import Reading
 
-__all__ = ["stream_is_ordered", "stream_is_row_ordered", "prune_guards", "RLIMIT"]
+__all__ = ["stream_is_ordered", "stream_is_row_ordered", "prune_guards", "RLIMIT",
+           "OrderQuery", "recording", "decide_order"]
 
 RLIMIT = 2_000_000  # deterministic resource limit per query (not a wall-clock timeout)
 
@@ -81,17 +84,56 @@ def _ordered(pieces: tuple[StreamPiece, ...], out_order: tuple[int, ...],
     return True
 
 
+@dataclass(frozen=True)
+class OrderQuery:
+    """One order question the planner asked, and the answer it acted on (True: proved, the
+    assembly appends; False: it sorts or buckets instead)."""
+
+    pieces: tuple[StreamPiece, ...]
+    out_order: tuple[int, ...]
+    same_outer: bool   # row order (within an outer coordinate) rather than storage order
+    answer: bool
+
+
+_RECORD: contextvars.ContextVar[list | None] = contextvars.ContextVar(
+    "sparsefold_order_queries", default=None)
+
+
+@contextmanager
+def recording():
+    """Within the block, every order question the planner asks is appended to the list this
+    yields (``verify.kernels`` certifies a kernel from it)."""
+    token = _RECORD.set([])
+    try:
+        yield _RECORD.get()
+    finally:
+        _RECORD.reset(token)
+
+
+def _asked(pieces, out_order, same_outer: bool) -> bool:
+    answer = _ordered(tuple(pieces), tuple(out_order), same_outer)
+    log = _RECORD.get()
+    if log is not None:
+        log.append(OrderQuery(tuple(pieces), tuple(out_order), same_outer, answer))
+    return answer
+
+
+def decide_order(query: OrderQuery) -> bool:
+    """The query proved again, without the cache."""
+    return _ordered.__wrapped__(query.pieces, query.out_order, query.same_outer)
+
+
 def stream_is_ordered(pieces: tuple[StreamPiece, ...], out_order: tuple[int, ...]) -> bool:
     """True when a proof shows the pieces' entries arrive in strictly increasing output
     storage order (so append-only assembly is correct)."""
-    return _ordered(tuple(pieces), tuple(out_order))
+    return _asked(pieces, out_order, False)
 
 
 def stream_is_row_ordered(pieces: tuple[StreamPiece, ...], out_order: tuple[int, ...]) -> bool:
     """True when, among entries with the same outer output storage coordinate, arrival order
     is increasing: a stable bucket sort by that coordinate (or iterating it outermost)
     then yields storage order."""
-    return _ordered(tuple(pieces), tuple(out_order), True)
+    return _asked(pieces, out_order, True)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -18,36 +18,51 @@
 ``Kernel`` runs the stages in order. When an operand that a plan relies on being finite
 holds a NaN or an infinity, the exact variant (no annihilation that needs finiteness) runs
 instead; it is planned and built on first need.
+
+**Operator entries whose maps are not proved.** The compiler relies on every entry's maps
+(bijection, bounds, disjoint pieces) but proves none of them: it is handed ``operators``, a
+callable that says, for a shape-operator node, whether its entry is proved (``None``) or
+trusted without a proof (the size conditions its maps need at run time), or refuses it
+(raises ``IllFormedProgram``). ``sf.jit`` passes ``sparsefold.verify``'s. A trusted,
+unproved operator is computed by a stage of its own whose every output coordinate and dense
+read is range-checked in the kernel (``bounds.MapChecked``) and whose sorted result is
+checked for collisions; its size conditions (divisors of its maps >= 1) are checked before
+any stage runs. Without ``operators`` every entry is trusted as proved.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from sparsefold.compiler.cnames import check_compilable_dtype
 from sparsefold.compiler.kernel import NotFinite, StageKernel
-from sparsefold.compiler.normalize import normalize, replace_operand
+from sparsefold.compiler.normalize import normalize, replace_node, replace_operand
 from sparsefold.compiler.optimize import Prover, optimize
-from sparsefold.compiler.planner import NeedsStage, plan
+from sparsefold.compiler.planner import NeedsStage, has_sparse_input, plan
 from sparsefold.compiler.planner import dense_valued as planner_dense_valued
 from sparsefold.compiler.plans import CoiterPlan
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input
 from sparsefold.spec.errors import IllFormedProgram, InternalError, InvalidData
 from sparsefold.spec.formats import Format, named_format
-from sparsefold.spec.ir import Node
+from sparsefold.spec.ir import Node, ShapeOp
 from sparsefold.spec.ops_axes import PermuteDims
 from sparsefold.spec.printer import topological
 from sparsefold.storage.binding import bind_sizes
 from sparsefold.storage.levels import index_dtypes_of, sparse_levels
 from sparsefold.storage.results import out_format
 
-__all__ = ["Kernel", "dense_valued"]
+__all__ = ["Kernel", "dense_valued", "OperatorCheck"]
 
 MAX_STAGES = 16
+
+# None: the entry's maps are proved; else (condition on sizes, message) pairs its maps need
+# at run time; raising IllFormedProgram refuses the operator.
+OperatorCheck = Callable[[ShapeOp], "tuple[tuple[sz.Expr, str], ...] | None"]
 
 
 def _natural_format(ndim: int, order: tuple[int, ...]) -> Format:
@@ -74,9 +89,10 @@ class Kernel:
 
     def __init__(self, program: Node, out_name: str, *, proved: Prover | None = None,
                  exact: bool = False, optimized: bool = False,
-                 requires: tuple[sz.Expr, ...] = ()):
+                 requires: tuple[sz.Expr, ...] = (), operators: OperatorCheck | None = None):
         self.source_program = program
         self.proved = proved  # which rule instances optimize may apply (none: no rewrite)
+        self.operators = operators  # which operator entries are proved (none: all trusted)
         self.requires = tuple(requires)
         self._requires_fn = sz.python_function(self.requires)
         with sz.assuming(self.requires):
@@ -91,6 +107,16 @@ class Kernel:
         self.fmt = out_format(out_name, self.program.ndim)
         self.stages: list[tuple[Input, StageKernel]] = []
         self._names = {n.name for n in topological(self.program) if isinstance(n, Input)}
+        self.unproved: dict[type, str] = {}   # operator class -> its name in checks
+        self.map_requires: list[tuple[sz.Expr, str]] = []
+        if self.operators is not None:
+            for n in topological(self.program):
+                if isinstance(n, ShapeOp):
+                    need = self.operators(n)
+                    if need is not None:
+                        self.unproved[type(n)] = type(n).__name__.lower()
+                        self.map_requires += [r for r in need if r not in self.map_requires]
+        self._map_requires_fn = sz.python_function(tuple(e for e, _ in self.map_requires))
         self.final = self._build(normalize(self.program), self.fmt, "the result")
         self.plan = self.final.plan
         self.inputs = [n for n in topological(self.program) if isinstance(n, Input)]
@@ -102,17 +128,34 @@ class Kernel:
         return self.final.strategy
 
     # --- stages ---------------------------------------------------------------------------
+    def _unproved_below(self, program: Node) -> Node | None:
+        """The first (innermost) operator below the root whose maps are not proved."""
+        for n in topological(program):
+            if n is not program and type(n) in self.unproved:
+                return n
+        return None
+
     def _build(self, program: Node, fmt: Format, what: str) -> StageKernel:
         for _ in range(MAX_STAGES):
+            below = self._unproved_below(program)
+            if below is not None:  # computed on its own, with checks, into a temporary
+                name = self.unproved[type(below)]
+                need = NeedsStage(below, None, f"the maps of {name} are not proved; it is "
+                                               f"computed with run-time checks",
+                                  dense=not has_sparse_input(below))
+                program = replace_node(program, below, self._temporary(need))
+                continue
+            checked = self.unproved.get(type(program), "")
             try:
-                p = plan(program, fmt, exact=self.exact)
+                p = plan(program, fmt, exact=self.exact, checked=bool(checked))
             except NeedsStage as need:
                 if need.node == program:
                     raise IllFormedProgram(f"not supported yet by the compiler: {need.why}; "
                                            f"use .interpret()")
                 program = replace_operand(program, need.node, self._temporary(need))
                 continue
-            stage = StageKernel(program, fmt, p, what=what, assumed=self.requires)
+            stage = StageKernel(program, fmt, p, what=what, assumed=self.requires,
+                                checked=checked)
             temps = [i.name for i in stage.inputs if i.name in self._temp_names()]
             if temps:
                 stage.stage_notes = [f"Reads temporaries {', '.join(temps)} computed by "
@@ -152,7 +195,7 @@ class Kernel:
             fmt = named_format("dense", nd)
             stage = self._build(normalize(inner), fmt, f"the temporary {name}")
         temp = Input(name, tuple(inner.shape), inner.dtype, fmt)
-        stage.stage_notes = getattr(stage, "stage_notes", []) + [
+        stage.stage_notes = stage.stage_notes + [
             f"Stage: computes temporary {name} ({fmt}) for a later stage: {need.why}."]
         self.stages.append((temp, stage))
         if inner is node:
@@ -195,8 +238,15 @@ class Kernel:
         """Run on ``values`` (input name -> array); ``sizes`` binds size symbols that no
         input's shape binds (an ahead-of-time kernel's size parameters, ``sparsefold.aot``)."""
         try:
+<<<<<<< HEAD
             env = bind_sizes(self.inputs, values, dict(sizes)) if sizes else \
                 bind_sizes(self.inputs, values, {}) if self.stages or self.requires else None
+=======
+            env = bind_sizes(self.inputs, values) \
+                if self.stages or self.requires or self.map_requires else None
+            if self.map_requires:
+                self._check_maps(env)
+>>>>>>> verify
             if self.requires and not all(self._requires_fn(env)):
                 # the trace assumed these sizes equal (sizes.assuming): reading on would
                 # read one operand past its end
@@ -209,11 +259,22 @@ class Kernel:
         except NotFinite:
             return self._exact_variant()(values, library, sizes)
 
+    def _check_maps(self, env: dict[str, int]) -> None:
+        """The size conditions the unproved operators' maps need (a divisor >= 1): a
+        division by zero in a kernel would stop the process."""
+        try:
+            results = self._map_requires_fn(env)
+        except ZeroDivisionError:
+            results = [False] * len(self.map_requires)
+        for ok, (_, why) in zip(results, self.map_requires):
+            if not ok:
+                raise InvalidData(f"{why}; sizes {dict(sorted(env.items()))}")
+
     def _exact_variant(self) -> Kernel:
         """The same program with no annihilation that needs finite operands."""
         with self._lock:
             if self._exact is None:
                 self._exact = Kernel(self.program, self.out_name, exact=True, optimized=True,
-                                     requires=self.requires)
+                                     requires=self.requires, operators=self.operators)
             return self._exact
 

@@ -94,19 +94,33 @@ def dense_valued(program: Node) -> bool:
     return False
 
 
-def plan(program: Node, fmt: Format, *, exact: bool = False) -> Plan:
+def plan(program: Node, fmt: Format, *, exact: bool = False, checked: bool = False) -> Plan:
     """The plan of one kernel computing ``program`` into ``fmt`` (pass 2 of the pipeline).
     ``exact``: no annihilation that needs finite operands (the runtime's fallback when an
-    operand holds a NaN or an infinity)."""
+    operand holds a NaN or an infinity). ``checked``: the root is an operator whose maps
+    are not proved (``pipeline.Kernel``): only plans whose every output coordinate passes
+    through the assembler's range check (leaf loops; append when the order is proved on
+    the maps as written, else a sort), no reduction through its maps."""
     if not has_sparse_input(program):
         return DensePlan("no sparse input")
-    red, chain = reduce_below(program)
+    red, chain = reduce_below(program) if not checked else (None, ())
     if red is not None:
         return _plan_reduction(red, chain, fmt, exact)
     pieces = _stream(program, exact)
     if pieces is not None:
+        if checked:
+            return _plan_checked_stream(prune_guards(pieces), fmt)
         return _plan_stream(prune_guards(pieces), program, fmt)
     return _plan_elementwise(program, program, fmt, exact, reduction=None)
+
+
+def _plan_checked_stream(pieces, fmt: Format) -> StreamPlan:
+    finite = finite_checks(pieces)
+    if fmt.is_dense:
+        return StreamPlan(pieces, "leaf", "dense", finite)
+    if stream_is_ordered(pieces, fmt.mode_order):  # proved of the maps as written
+        return StreamPlan(pieces, "leaf", "append", finite)
+    return StreamPlan(pieces, "leaf", "sort", finite)
 
 
 def _stream(node: Node, exact: bool):

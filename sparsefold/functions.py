@@ -84,15 +84,23 @@ def _bool_op(name: str, x1, x2) -> LazyArray:
 
 # --- shape operators --------------------------------------------------------------------------
 
-def apply_operator(op: type, /, *operands, **params) -> LazyArray:
+def apply_operator(op: type, /, *operands, trust: bool = False, **params) -> LazyArray:
     """Apply a shape operator class ``op`` — a ``ShapeOp`` subclass, built in or defined by
     the user (docs/verification.md, "Defining your own operator") — to ``operands`` (arrays;
     a list of arrays where the operator's field holds a tuple of operands) with its other
     fields as keywords. A keyword whose field is annotated ``Expr`` (a size) may be an int
     or a symbol name. The result is interpreted, compiled by ``sf.jit`` and proved like a
-    built-in operator's: ``sf.apply_operator(Flip, x, axis=0)``."""
+    built-in operator's: ``sf.apply_operator(Flip, x, axis=0)``.
+
+    The compiler proves a user entry on first use and refuses it when the proof fails or
+    does not finish. ``trust=True`` trusts ``op``'s definition (for the rest of the process)
+    when its proof does not finish: kernels then run with run-time checks of its maps. A
+    refuted entry is refused either way (``sparsefold.verify.entries``)."""
     if not (isinstance(op, type) and issubclass(op, ShapeOp)):
         raise IllFormedProgram(f"apply_operator: expected a ShapeOp subclass, found {op!r}")
+    if trust:
+        from sparsefold.verify.entries import trust as trust_entry
+        trust_entry(op)
     nodes, bindings = [], []
     for x in operands:
         if isinstance(x, (list, tuple)):

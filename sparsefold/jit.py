@@ -38,13 +38,15 @@ def compile_program(program, out: str, requires: tuple = ()):
     """The kernel for ``program`` with output format ``out`` (cached by structure);
     ``requires``: size equalities the trace assumed, checked before the kernel runs."""
     from sparsefold.compiler import Kernel
+    from sparsefold.verify.entries import check_entry
     from sparsefold.verify.rules import instance_proved
     key = (program, out, tuple(requires))
     with _KERNELS_LOCK:
         k = _KERNELS.get(key)
-        if k is None:  # optimized with the rule instances verify has proved
+        if k is None:  # optimized with the rule instances verify has proved; operator
+            # entries proved (user entries on first use) or trusted with run-time checks
             k = _KERNELS[key] = Kernel(program, out, proved=instance_proved,
-                                       requires=tuple(requires))
+                                       requires=tuple(requires), operators=check_entry)
         return k
 
 

@@ -6,7 +6,10 @@ applied by the compiler's optimize pass to proved instances only.
 Notation: ``at(x, key[a:b])`` is ``x[a:b]`` (NumPy basic indexing, ``spec.indexing``);
 ``x[a:b]`` in a comment slices with non-negative symbolic bounds (clipped as Python does);
 ``N``, ``I``, ``J``, ``K`` are sizes; sums are exact on ``int64`` (ring arithmetic), so the
-sum rules are stated — and applied — for ``int64`` only.
+optimizer applies sum rules for ``int64`` only. The same rules over ``float64`` hold in real
+arithmetic only (floating-point sums are not associative): they expect ``proved-real`` and
+are never applied. ``max``/``min`` select rather than compute, so their rules are exact for
+floats too (NaN included), given non-empty extents (the max of nothing has no value).
 """
 
 from __future__ import annotations
@@ -24,12 +27,14 @@ from sparsefold.spec.derived import (
     reduce,
     reshape,
     squeeze,
+    stack,
     transpose,
 )
 from sparsefold.spec.indexing import getitem
-from sparsefold.spec.rules import Rule, rule
+from sparsefold.spec.rules import PROVED_REAL, Rule, rule
 
-__all__ = ["RULES", "at", "key", "add", "sub", "mul", "div", "neg", "total"]
+__all__ = ["RULES", "at", "key", "add", "sub", "mul", "div", "neg", "total", "prod", "amax",
+           "amin", "maximum", "minimum"]
 
 
 class _Key:
@@ -70,6 +75,27 @@ def neg(x):
 def total(x, axis=None):
     """``sum(x, axis)``."""
     return reduce("sum", x, axis)
+
+
+def prod(x, axis=None):
+    return reduce("prod", x, axis)
+
+
+def amax(x, axis=None):
+    """``max(x, axis)``."""
+    return reduce("max", x, axis)
+
+
+def amin(x, axis=None):
+    return reduce("min", x, axis)
+
+
+def maximum(x, y):
+    return apply("maximum", x, y)
+
+
+def minimum(x, y):
+    return apply("minimum", x, y)
 
 
 I, J, K, N = sz.Sym("I"), sz.Sym("J"), sz.Sym("K"), sz.Sym("N")  # noqa: E741 - the sizes' names in the math and docs
@@ -224,4 +250,47 @@ RULES: list[Rule] = [
          lambda x: x, x=MAT),
     # pad(x, 0) == x
     rule("pad_zero", lambda x: pad(x, 0), lambda x: x, x=MAT),
+
+    # --- reductions over floats and max/min (never applied: optimize=False) ----------------
+    # over float64 these hold in real arithmetic only: floating point may round differently
+    # Σ_j concat(A, B, axis=1)[i, j] == Σ_j A[i, j] + Σ_j B[i, j]
+    rule("sum_concat_axis_float", lambda A, B: total(concat([A, B], axis=1), axis=1),
+         lambda A, B: add(total(A, axis=1), total(B, axis=1)), expect=PROVED_REAL,
+         optimize=False, family="real", A=("I", "J"), B=("I", "K")),
+    # Σ concat(A, B, C) == (Σ A + Σ B) + Σ C
+    rule("sum_concat_three_float", lambda A, B, C: total(concat([A, B, C])),
+         lambda A, B, C: add(add(total(A), total(B)), total(C)), expect=PROVED_REAL,
+         optimize=False, family="real", A=("J",), B=("K",), C=("M",)),
+    # Σ_n stack(A, B)[n, i, j] == A[i, j] + B[i, j]
+    rule("sum_stack_float", lambda A, B: total(stack([A, B]), axis=0),
+         lambda A, B: add(A, B), expect=PROVED_REAL, optimize=False, family="real", A=MAT,
+         B=MAT),
+    # Σ_j broadcast(A, (N, I, J))[n, i, j] == broadcast(Σ_j A[i, j], (N, I))[n, i]
+    rule("sum_broadcast_float", lambda A: total(broadcast_to(A, (N, I, J)), axis=2),
+         lambda A: broadcast_to(total(A, axis=1), (N, I)), expect=PROVED_REAL,
+         optimize=False, family="real", A=MAT),
+    # Π concat(A, B) == Π A · Π B
+    rule("prod_concat_float", lambda A, B: prod(concat([A, B])),
+         lambda A, B: mul(prod(A), prod(B)), expect=PROVED_REAL, optimize=False,
+         family="real", A=("J",), B=("K",)),
+    # the same over int64: exact (ring arithmetic modulo 2^64)
+    rule("prod_concat", lambda A, B: prod(concat([A, B])), lambda A, B: mul(prod(A), prod(B)),
+         dtype="int64", optimize=False, A=("J",), B=("K",)),
+    # max concat(A, B) == maximum(max A, max B)      (floats: exact, NaN included)
+    rule("max_concat", lambda A, B: amax(concat([A, B])),
+         lambda A, B: maximum(amax(A), amax(B)), "J >= 1 and K >= 1", optimize=False,
+         A=("J",), B=("K",)),
+    # min concat(A, B) == minimum(min A, min B)
+    rule("min_concat", lambda A, B: amin(concat([A, B])),
+         lambda A, B: minimum(amin(A), amin(B)), "J >= 1 and K >= 1", dtype="int64",
+         optimize=False, A=("J",), B=("K",)),
+    # max_n stack(A, B)[n, i, j] == maximum(A, B)[i, j]
+    rule("max_stack", lambda A, B: amax(stack([A, B]), axis=0), lambda A, B: maximum(A, B),
+         optimize=False, A=MAT, B=MAT),
+    # max over a slice of a concat that is exactly B: concat(A, B)[J:] == B
+    rule("max_slice_concat", lambda A, B: amax(at(concat([A, B]), key[J:])),
+         lambda A, B: amax(B), "K >= 1", optimize=False, A=("J",), B=("K",)),
+    # max_j broadcast(A, (N, I, J))[n, i, j] == broadcast(max_j A[i, j], (N, I))[n, i]
+    rule("max_broadcast", lambda A: amax(broadcast_to(A, (N, I, J)), axis=2),
+         lambda A: broadcast_to(amax(A, axis=1), (N, I)), "J >= 1", optimize=False, A=MAT),
 ]

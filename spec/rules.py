@@ -8,7 +8,14 @@ proved (by ``sparsefold.verify``) exactly for the discrete cases it lists, and t
 optimizer (``sparsefold.compiler.optimize``) applies it only to those.
 
 Wrong rules (``expect=REFUTED``) name the obligation that must fail (``fails=``), like
-Alive2's ``; ERROR:`` tests: the verifier itself is tested by them.
+Alive2's ``; ERROR:`` tests: the verifier itself is tested by them. A rule about
+floating-point sums or products that holds in real arithmetic (up to rounding) expects
+``PROVED_REAL``; the optimizer applies only rules proved exactly.
+
+Sides are traced under ``sizes.assuming``: sizes a side needs equal but that are not equal
+for every size (``A[::2] + B[1::2]`` needs ``(N + 1) // 2 == N // 2``) become that side's
+*requirements*, so a side that is ill-formed for some sizes is a refutation with those
+sizes, not an exception.
 """
 
 from __future__ import annotations
@@ -26,10 +33,10 @@ from sparsefold.spec.conditions import parse_condition
 from sparsefold.spec.ir import Node
 from sparsefold.spec.programs import as_node
 
-__all__ = ["Rule", "rule", "RuleInstance", "PROVED", "REFUTED"]
+__all__ = ["Rule", "rule", "RuleInstance", "PROVED", "PROVED_REAL", "REFUTED", "trace_side"]
 
 # What a rule expects of its proof (the verifier's status names).
-PROVED, REFUTED = "proved", "refuted"
+PROVED, PROVED_REAL, REFUTED = "proved", "proved-real", "refuted"
 
 
 @dataclass(frozen=True, eq=False)
@@ -82,6 +89,8 @@ class RuleInstance:
     lhs: Node
     rhs: Node
     when: sz.Expr | None
+    lhs_requires: tuple[sz.Expr, ...] = ()   # size equalities the sides' tracing assumed
+    rhs_requires: tuple[sz.Expr, ...] = ()
 
     @property
     def label(self) -> str:
@@ -95,15 +104,20 @@ class RuleInstance:
         return (id(self.rule), tuple(sorted((k, repr(v)) for k, v in self.params.items())))
 
 
+def trace_side(fn: Callable, args: dict) -> tuple[Node, tuple[sz.Expr, ...]]:
+    """``fn`` called with the arguments it names, under ``sizes.assuming``: the program and
+    the size equalities it had to assume."""
+    wanted = inspect.signature(fn).parameters
+    with sz.assuming() as assumed:
+        node = as_node(fn(**{k: v for k, v in args.items() if k in wanted}))
+    return node, tuple(assumed)
+
+
 def _instantiate(r: Rule, params: dict) -> RuleInstance:
     arrays = {name: Input(name, tuple(sz.as_expr(n) for n in shape), np.dtype(r.dtype),
                           "dense")
               for name, shape in r.arrays}
-
-    def call(fn):
-        wanted = inspect.signature(fn).parameters
-        args = {k: v for k, v in {**arrays, **params}.items() if k in wanted}
-        return as_node(fn(**args))
-
     when = parse_condition(r.when) if r.when else None
-    return RuleInstance(r, dict(params), call(r.lhs), call(r.rhs), when)
+    lhs, lhs_requires = trace_side(r.lhs, {**arrays, **params})
+    rhs, rhs_requires = trace_side(r.rhs, {**arrays, **params})
+    return RuleInstance(r, dict(params), lhs, rhs, when, lhs_requires, rhs_requires)

@@ -30,6 +30,7 @@ COMMAND_LINE = {"sparsefold.cli"}
 
 # verify → front end, each inside a function, through the public API only
 VERIFY_USES_FRONT_END = {
+    "sparsefold.verify.cli",            # prove --kernel compiles the user's expression (sf.jit)
     "sparsefold.verify.differential",   # runs sf.jit and the interpreter on the user's fn
     "sparsefold.verify.fuzz_cases",     # runs the fuzzer's programs through sf.jit
     "sparsefold.verify.random_programs",  # random programs are front-end arrays

@@ -3,8 +3,9 @@
     from sparsefold import verify
     verify.prove_operator("collapse")          # every obligation of the collapse entry
     r = verify.prove_equal(lhs, rhs)           # two programs with symbolic sizes
-    r.status                                   # "proved" | "bounded" | "refuted" | ...
+    r.status                                   # "proved" | "proved-real" | "refuted" | ...
     r.counterexample                           # None, or .replay() / .as_test()
+    verify.prove_kernel(sf.jit(f), *examples)  # what the compiler relies on for one kernel
     verify.order_preserving(node)              # the proved order property of an operator
     verify.rewrite(program)                    # the optimize pass with proved rules only
     verify.differential(fn, *inputs_or_strategies, out="csr")   # compiled == interpreted
@@ -16,13 +17,16 @@ Modules, in reading order: ``z3_reading`` (obligation walkers; the Z3 reading of
 ``equal`` (programs), ``replay`` (counterexamples through the interpreter), ``rules``
 (proving the rules of ``spec.catalog``) + ``wrong_rules``, ``rewrite`` (the compiler's
 optimize pass with these proofs), ``cli`` (``sparsefold prove``), ``differential``
-(compiled kernels against the interpreter). ``strategies`` and
+(compiled kernels against the interpreter), ``entries`` (operator entries checked before
+compiling), ``zero_algebra`` (functions' zero facts on their C text), ``kernels``
+(per-kernel certificates). ``strategies`` and
 ``random_programs`` (Hypothesis, a test dependency) are imported on their own.
 """
 
 from sparsefold.verify.catalog import RULES, get_rule
 from sparsefold.verify.differential import DifferentialError, differential
 from sparsefold.verify.equal import prove_equal, smt2
+from sparsefold.verify.kernels import KernelCertificate, prove_kernel
 from sparsefold.verify.operators import (
     order_preserving,
     order_status,
@@ -32,6 +36,7 @@ from sparsefold.verify.operators import (
 from sparsefold.verify.results import (
     BOUNDED,
     PROVED,
+    PROVED_REAL,
     REFUTED,
     STATUSES,
     UNKNOWN,
@@ -46,8 +51,9 @@ from sparsefold.verify.wrong_rules import WRONG_RULES
 __all__ = [
     "prove_operator", "prove_instance", "order_preserving", "order_status", "prove_equal",
     "smt2", "Rule", "rule", "prove_rule", "RULES", "WRONG_RULES", "get_rule", "rewrite",
-    "ProofResult", "Outcome", "STATUSES", "PROVED", "BOUNDED", "REFUTED", "UNKNOWN",
-    "VACUOUS", "differential", "DifferentialError", "programs",
+    "ProofResult", "Outcome", "STATUSES", "PROVED", "PROVED_REAL", "BOUNDED", "REFUTED",
+    "UNKNOWN", "VACUOUS", "differential", "DifferentialError", "programs", "prove_kernel",
+    "KernelCertificate",
 ]
 
 

@@ -16,6 +16,22 @@ The encoding composes the operators' entries down to input reads (DESIGN §4):
   nested) are opaque: an uninterpreted function of the output coordinate, the same for
   structurally equal reductions — sound, but it proves little.
 
+Three *readings* of values (``arith``):
+
+* ``"exact"`` (above): what holds bit for bit. Integer ``max``/``min`` (maps and single-axis
+  reductions) are exact too. Float ``max``/``min`` are read as their order (``If`` terms)
+  only in programs built from max/min, shape operators and inputs alone (``order_only``):
+  there an identity over the reals holds over any total order, infinities included, and the
+  ``"nan"`` reading decides the NaN cases;
+* ``"nan"``: for order-only programs, whether each value is NaN — every input element has
+  an uninterpreted NaN-ness, max/min propagate it (read as ``max``), literals and fills are
+  not NaN. Both sides agreeing here and in ``"exact"`` is exact equality (NumPy's max/min
+  propagate NaN; ``-0.0`` and ``0.0`` are equal values);
+* ``"real"``: float ``add``/``subtract``/``multiply``/``negative`` are real arithmetic,
+  ``maximum``/``minimum`` real max/min, and single-axis ``sum``/``prod``/``max``/``min``
+  over floats are range terms with real combination: what holds in exact real arithmetic,
+  i.e. up to rounding (reassociation); NaN and infinities are not covered.
+
 Alongside the value, the encoder records what must hold for the program to be well-formed
 at that coordinate: every input read in bounds, every division with divisor ≥ 1 and
 dividend ≥ 0, each under the path condition that reaches it.
@@ -35,7 +51,12 @@ from sparsefold.spec.ir import Node, ShapeOp
 from sparsefold.spec.ops_axes import BroadcastTo
 from sparsefold.verify.z3_reading import Reading, division_sites
 
-__all__ = ["Encoder", "RangeTerm", "Trace", "RING_FUNCTIONS", "RING_DTYPE"]
+__all__ = ["Encoder", "RangeTerm", "Trace", "RING_FUNCTIONS", "RING_DTYPE", "READINGS",
+           "order_only", "float_arithmetic"]
+
+READINGS = ("exact", "nan", "real")
+_ORDER_FUNCTIONS = {"maximum": ">=", "minimum": "<="}
+_ORDER_MONOIDS = {"max": ">=", "min": "<="}
 
 RING_DTYPE = np.dtype("int64")
 RING_FUNCTIONS = {"add": lambda a, b: a + b, "subtract": lambda a, b: a - b,
@@ -43,6 +64,33 @@ RING_FUNCTIONS = {"add": lambda a, b: a + b, "subtract": lambda a, b: a - b,
 # monoids whose operation is a ring operation, exact on int64 (their spec combine, np.add or
 # np.multiply, applies to Z3 terms through Python's operators)
 _RING_MONOIDS = ("sum", "prod")
+
+
+def _select(op: str):
+    """max (``>=``) or min (``<=``) of two terms, as an ``If``."""
+    if op == ">=":
+        return lambda a, b: z3.If(a >= b, a, b)
+    return lambda a, b: z3.If(a <= b, a, b)
+
+
+def order_only(*programs: Node) -> bool:
+    """Programs whose values are selected, not computed: shape operators, inputs, literals,
+    and max/min maps and reductions (so their float readings are exact by order)."""
+    from sparsefold.spec.printer import topological
+    for p in programs:
+        for n in topological(p):
+            if isinstance(n, Map) and n.fn.name not in _ORDER_FUNCTIONS:
+                return False
+            if isinstance(n, Reduce) and n.monoid.name not in _ORDER_MONOIDS:
+                return False
+    return True
+
+
+def float_arithmetic(*programs: Node) -> bool:
+    """Some map or reduction computes in floating point (the real reading may differ)."""
+    from sparsefold.spec.printer import topological
+    return any(isinstance(n, (Map, Reduce)) and n.dtype.kind in "fc"
+               for p in programs for n in topological(p))
 
 
 @dataclass
@@ -84,9 +132,13 @@ class Encoder:
     """Encodes programs over one :class:`Reading`; inputs and functions are shared by every
     program encoded with the same encoder (both sides of a rule read the same arrays)."""
 
-    def __init__(self, reading: Reading):
+    def __init__(self, reading: Reading, arith: str = "exact", order: bool = False):
+        if arith not in READINGS:
+            raise ValueError(f"unknown value reading {arith!r}")
         self.rd = reading
         self.ctx = reading.ctx
+        self.arith = arith
+        self.order = order  # the programs are order-only: float max/min read by order
         self._inputs: dict[str, z3.FuncDeclRef] = {}
         self._functions: dict[str, z3.FuncDeclRef] = {}
         self._opaque: dict[object, z3.FuncDeclRef] = {}
@@ -130,9 +182,12 @@ class Encoder:
 
     def _input(self, node: Input, coords, pc):
         f = self._inputs.get(node.name)
-        if f is None:
+        if self.arith == "nan" and node.dtype.kind not in "fc":
+            return z3.RealVal(0, self.ctx)  # an integer is never NaN
+        if f is None:  # in the nan reading: the element's NaN-ness
+            name = node.name if self.arith != "nan" else f"isnan_{node.name}"
             f = self._inputs[node.name] = z3.Function(
-                node.name, *([z3.IntSort(self.ctx)] * node.ndim), z3.RealSort(self.ctx))
+                name, *([z3.IntSort(self.ctx)] * node.ndim), z3.RealSort(self.ctx))
         shape = tuple(self.size(n) for n in node.shape)
         self.trace.reads.append((pc, node.name, coords, shape))
         return f(*coords) if coords else f()
@@ -150,6 +205,9 @@ class Encoder:
         return self._consts[name]
 
     def _literal(self, node: Literal):
+        if self.arith == "nan":
+            return z3.RealVal(int(bool(np.isnan(node.value))) if np.issubdtype(
+                np.asarray(node.value).dtype, np.floating) else 0, self.ctx)
         return self.literal_value(node.value)
 
     def _shape_op(self, node: ShapeOp, coords, pc):
@@ -173,11 +231,14 @@ class Encoder:
             sub = tuple(self.rd.int(b, env) for b in p.backward)
             operand = ops[p.operand]
             v = self._value(operand, sub, reach)
-            if operand.dtype != node.dtype:  # concat's promotion: a conversion, not identity
+            if operand.dtype != node.dtype and not self._converts_exactly(operand.dtype,
+                                                                          node.dtype):
+                # concat's promotion: a conversion, not identity
                 v = self._function(f"astype[{operand.dtype}->{node.dtype}]", 1)(v)
             values.append(v)
         if im.fill is not None:
-            out = self.literal_value(im.fill)
+            out = self.literal_value(im.fill) if self.arith != "nan" else \
+                z3.RealVal(int(bool(np.isnan(np.asarray(im.fill, dtype=float)))), self.ctx)
         else:  # coordinates no guard claims have no value (the interpreter would raise)
             out = self._uncovered(node, coords)
         for n in range(len(pieces)):
@@ -203,6 +264,14 @@ class Encoder:
         self.trace.divisions.append((z3.And(pc, self.rd.pred(path, env)),
                                      self.rd.int(a, env), self.rd.int(b, env)))
 
+    def _converts_exactly(self, src: np.dtype, dst: np.dtype) -> bool:
+        """In the real reading floats are reals: a float widening or narrowing is a rounding
+        (what it ignores); a conversion keeps NaN-ness; elsewhere a conversion is a
+        function of its own."""
+        if self.arith == "nan":
+            return True
+        return self.arith == "real" and src.kind == "f" and dst.kind == "f"
+
     def _map(self, node: Map, coords, pc):
         args = []
         for a in node.args:
@@ -214,17 +283,48 @@ class Encoder:
                 args.append(self._value(BroadcastTo(a, node.shape), coords, pc))
         dtypes = [("weak" if isinstance(a, Literal) and a.weak else str(a.dtype))
                   for a in node.args]
-        ring = node.fn.name in RING_FUNCTIONS and node.dtype == RING_DTYPE and all(
+        name = node.fn.name
+        kinds = {a.dtype.kind for a in node.args if not (isinstance(a, Literal) and a.weak)}
+        if self.arith == "nan":  # only order-only programs are read for NaN-ness
+            if name in _ORDER_FUNCTIONS:
+                return _select(">=")(*args)
+            return self._function(f"isnan_{name}[{','.join(dtypes)}]", len(args))(*args)
+        ring = name in RING_FUNCTIONS and node.dtype == RING_DTYPE and all(
             d in ("weak", str(RING_DTYPE)) for d in dtypes)
+        if self.arith == "real" and name in RING_FUNCTIONS and node.dtype.kind == "f" \
+                and kinds <= {"f"}:
+            ring = True
         if ring:
-            return RING_FUNCTIONS[node.fn.name](*args)
-        return self._function(f"{node.fn.name}[{','.join(dtypes)}]", len(args))(*args)
+            return RING_FUNCTIONS[name](*args)
+        if name in _ORDER_FUNCTIONS and len(args) == 2 and kinds and (
+                kinds <= set("iu") and node.dtype.kind in "iu"
+                or (node.dtype.kind == "f" and kinds <= {"f"}
+                    and (self.arith == "real" or self.order))):
+            return _select(_ORDER_FUNCTIONS[name])(*args)
+        return self._function(f"{name}[{','.join(dtypes)}]", len(args))(*args)
+
+    def _monoid_reading(self, node: Reduce):
+        """(combine, identity) of a reduction read as a range term here, else None."""
+        m, arg = node.monoid, node.arg
+        kind, akind = node.dtype.kind, arg.dtype.kind
+        if m.name in _RING_MONOIDS:
+            if node.dtype == RING_DTYPE and arg.dtype == RING_DTYPE and self.arith != "nan":
+                return m.combine, m.identity
+            if self.arith == "real" and kind == "f" and akind == "f":
+                return m.combine, m.identity
+            return None
+        if m.name in _ORDER_MONOIDS:
+            if self.arith == "nan":
+                return _select(">="), None
+            if kind in "iu" and akind == kind or (
+                    kind == "f" and akind == "f" and (self.arith == "real" or self.order)):
+                return _select(_ORDER_MONOIDS[m.name]), None
+        return None
 
     def _reduce(self, node: Reduce, coords, pc):
         arg = node.arg
-        exact = (len(node.axes) == 1 and node.monoid.name in _RING_MONOIDS
-                 and node.dtype == RING_DTYPE and arg.dtype == RING_DTYPE)
-        if not exact:
+        reading = self._monoid_reading(node) if len(node.axes) == 1 else None
+        if reading is None:
             why = ("a float or mixed-dtype reduction" if len(node.axes) == 1
                    else "a reduction over several axes")
             return self._opaque_value(node, coords, f"{why} is encoded opaquely")
@@ -238,8 +338,9 @@ class Encoder:
         if len(self.ranges) != before:
             return self._opaque_value(node, coords, "nested reductions are encoded opaquely")
         value = z3.Real(f"_s{n}", self.ctx)
+        combine, identity = reading
         self.ranges.append(RangeTerm(value, j, length, body, node.monoid, node.dtype,
-                                     node.monoid.combine, node.monoid.identity, pc))
+                                     combine, identity, pc))
         return value
 
     def _opaque_value(self, node: Node, coords, why: str):

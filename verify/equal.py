@@ -35,11 +35,19 @@ import z3
 
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.ir import Node, show_shape
-from sparsefold.verify.encode import Encoder, RangeTerm, Trace
+from sparsefold.verify.encode import Encoder, RangeTerm, Trace, float_arithmetic, order_only
 from sparsefold.verify.obligations import Obligation, failing_part, holds
 from sparsefold.verify.programs import as_node, preconditions, size_parameters
 from sparsefold.verify.replay import Counterexample, find_counterexample
-from sparsefold.verify.results import PROVED, REFUTED, UNKNOWN, VACUOUS, Outcome, ProofResult
+from sparsefold.verify.results import (
+    PROVED,
+    PROVED_REAL,
+    REFUTED,
+    UNKNOWN,
+    VACUOUS,
+    Outcome,
+    ProofResult,
+)
 from sparsefold.verify.solver import RLIMIT, decide
 from sparsefold.verify.z3_reading import Reading
 
@@ -49,16 +57,26 @@ FACT_RLIMIT = 1_000_000
 MAX_RANGE_TERMS = 24
 
 
+def _nonempty_reductions(node: Node) -> list[sz.Expr]:
+    """A max/min (no identity) has a value only over a non-empty extent."""
+    from sparsefold.spec.compute import Reduce
+    from sparsefold.spec.printer import topological
+    return [sz.ge(n.extent(), 1) for n in topological(node)
+            if isinstance(n, Reduce) and n.monoid.identity is None]
+
+
 def assumptions_of(lhs: Node, when: sz.Expr | None) -> list[sz.Expr]:
     """What a rule may assume: ``when`` and the left-hand side's well-formedness."""
     out = [when] if when is not None else []
     out += preconditions(lhs)
     out += [sz.ge(e, 0) for _, e in size_parameters(lhs)]
+    out += _nonempty_reductions(lhs)
     return [a for a in out if a != sz.TRUE]
 
 
 def _rhs_defined(rhs: Node) -> sz.Expr:
-    return sz.and_(*preconditions(rhs), *(sz.ge(e, 0) for _, e in size_parameters(rhs)))
+    return sz.and_(*preconditions(rhs), *(sz.ge(e, 0) for _, e in size_parameters(rhs)),
+                   *_nonempty_reductions(rhs))
 
 
 def _box(coords, shape) -> list:
@@ -66,12 +84,14 @@ def _box(coords, shape) -> list:
 
 
 class _Problem:
-    """Both sides encoded under one reading, with the assumptions at a coordinate ``k``."""
+    """Both sides encoded under one reading of sizes (``reading``) and of values
+    (``arith``: ``verify.encode.READINGS``), with the assumptions at a coordinate ``k``."""
 
-    def __init__(self, reading: Reading, lhs: Node, rhs: Node, assume: list[sz.Expr]):
+    def __init__(self, reading: Reading, lhs: Node, rhs: Node, assume: list[sz.Expr],
+                 arith: str = "exact"):
         self.rd = reading
         self.k = tuple(reading.var(sz.out_coord(d).name) for d in range(lhs.ndim))
-        self.enc = Encoder(reading)
+        self.enc = Encoder(reading, arith, order=order_only(lhs, rhs))
         self.left_trace, self.right_trace = Trace(), Trace()
         self.left = self.enc.encode(lhs, self.k, self.left_trace)
         self.n_left_ranges = len(self.enc.ranges)
@@ -156,8 +176,10 @@ def _range_facts(p: _Problem, assume) -> list[z3.BoolRef]:
                         _check(rd, here, m == 0) or _check(rd, here, m == t.length):
                     continue
                 n = len(terms) + len(new)
-                # a segment means a sum over a range only when the split point is inside
-                inside = z3.And(_valid(t), 0 <= m, m <= t.length)
+                # a segment means a sum over a range only when the split point is inside;
+                # without an identity (max, min) both segments must be non-empty
+                inside = z3.And(_valid(t), 0 <= m, m <= t.length) if t.identity is not None \
+                    else z3.And(_valid(t), 0 < m, m < t.length)
                 head = _segment(t, f"_s{n}h", None, m, inside)
                 tail = _segment(t, f"_s{n}t", m, t.length - m, inside)
                 facts.append(z3.Implies(inside, t.value == t.combine(head.value, tail.value)))
@@ -165,7 +187,8 @@ def _range_facts(p: _Problem, assume) -> list[z3.BoolRef]:
         terms += new
         frontier = new
     for t in terms:
-        facts.append(z3.Implies(z3.And(_valid(t), t.length == 0), t.value == t.identity))
+        if t.identity is not None:  # max/min of nothing has no value
+            facts.append(z3.Implies(z3.And(_valid(t), t.length == 0), t.value == t.identity))
         facts.append(z3.Implies(z3.And(_valid(t), t.length == 1), t.value == z3.substitute(
             t.body, (t.var, z3.IntVal(0, rd.ctx)))))
     # extensionality between every pair with the same monoid and dtype, where both are read
@@ -190,18 +213,38 @@ def _syntactic(name: str, ok: bool, note: str = "") -> Outcome:
 
 
 def prove_equal(lhs, rhs, *, when: sz.Expr | str | None = None, name: str | None = None,
-                rlimit: int = RLIMIT) -> ProofResult:
-    """Prove ``lhs == rhs`` (LazyArrays or IR nodes with symbolic sizes) for all sizes
-    satisfying ``when``. Returns a :class:`ProofResult`; ``.status`` is ``"proved"``,
+                rlimit: int = RLIMIT, dtype: str = "float64",
+                lhs_requires: tuple[sz.Expr, ...] = (), rhs_requires: tuple[sz.Expr, ...] = (),
+                **arrays) -> ProofResult:
+    """Prove ``lhs == rhs`` for all sizes satisfying ``when``.
+
+    The sides are LazyArrays or IR nodes with symbolic sizes, or *functions* of pattern
+    arrays whose shapes are the keyword arguments (``A=("N",)``; ``dtype`` for all of
+    them): each side is then traced under ``sizes.assuming``, so a side that is ill-formed
+    for some sizes (shapes that agree only when ``N`` is even) is refuted at ``rhs_defined``
+    with those sizes. ``lhs_requires``/``rhs_requires``: size conditions each side needs
+    (the left-hand side's are assumed, the right-hand side's proved).
+
+    Returns a :class:`ProofResult`; ``.status`` is ``"proved"`` (exactly), ``"proved-real"``
+    (in real arithmetic only: floating-point results may differ by rounding),
     ``"bounded"``, ``"refuted"`` (with a replayed ``.counterexample``), ``"unknown"`` or
     ``"vacuous"``."""
+    if callable(lhs) and callable(rhs) and not hasattr(lhs, "node") \
+            and not isinstance(lhs, Node):
+        from sparsefold.verify.rules import rule
+        inst = rule(name or "prove_equal", lhs, rhs, when if isinstance(when, str) or
+                    when is None else None, dtype=dtype, **arrays).instances()[0]
+        return prove_equal(inst.lhs, inst.rhs, when=inst.when if not isinstance(when, sz.Expr)
+                           else when, name=name, rlimit=rlimit,
+                           lhs_requires=tuple(lhs_requires) + inst.lhs_requires,
+                           rhs_requires=tuple(rhs_requires) + inst.rhs_requires)
     t0 = time.perf_counter()
     lhs, rhs = as_node(lhs), as_node(rhs)
     if isinstance(when, str):
         from sparsefold.verify.conditions import parse_condition
         when = parse_condition(when)
     result = ProofResult(name or "prove_equal")
-    assume = assumptions_of(lhs, when)
+    assume = assumptions_of(lhs, when) + [r for r in lhs_requires if r != sz.TRUE]
     vac = _vacuity(assume)
     if vac is not None:
         result.obligations.append(vac)
@@ -227,15 +270,19 @@ def prove_equal(lhs, rhs, *, when: sz.Expr | str | None = None, name: str | None
     shape_goal = sz.and_(*(sz.eq(a, b) for a, b in zip(lhs.shape, rhs.shape)))
     result.obligations.append(_sized(Obligation("shape", tuple(assume), shape_goal), lhs, rhs,
                                      rlimit))
-    result.obligations.append(_sized(Obligation("rhs_defined", tuple(assume), _rhs_defined(rhs)),
+    defined = sz.and_(_rhs_defined(rhs), *rhs_requires)
+    result.obligations.append(_sized(Obligation("rhs_defined", tuple(assume), defined),
                                      lhs, rhs, rlimit))
-    cache: dict[str, _Problem] = {}
+    cache: dict[tuple[str, str], _Problem] = {}
+    known = tuple(lhs_requires) + tuple(rhs_requires)
 
-    def problem(mode: str) -> _Problem:
-        # both sides are encoded once per mode (one Z3 context); obligations share the terms
-        p = cache.get(mode)
+    def problem(mode: str, arith: str = "exact") -> _Problem:
+        # both sides are encoded once per mode and value reading (one Z3 context);
+        # obligations share the terms
+        p = cache.get((mode, arith))
         if p is None:
-            p = cache[mode] = _Problem(Reading(mode), lhs, rhs, assume)
+            with sz.assuming(known):  # nodes built while encoding meet the same sizes
+                p = cache[mode, arith] = _Problem(Reading(mode), lhs, rhs, assume, arith)
         return p
 
     def k_values(values):
@@ -256,21 +303,53 @@ def prove_equal(lhs, rhs, *, when: sz.Expr | str | None = None, name: str | None
         goal = z3.And(p.right_trace.bounds_goal(p.rd.ctx), p.right_trace.divisions_goal(p.rd.ctx))
         return p.rd, p.base + p.in_right, goal
 
-    def value(mode):
-        p = problem(mode)
-        return p.rd, p.base + p.in_left + p.in_right + p.facts(), p.left == p.right
+    def value_in(arith: str):
+        def value(mode):
+            p = problem(mode, arith)
+            return p.rd, p.base + p.in_left + p.in_right + p.facts(), p.left == p.right
+        return value
 
-    builds = {"lhs_bounds": lhs_bounds, "rhs_bounds": rhs_bounds, "value": value}
-    for what, build in builds.items():
-        d = decide(build, confirm=confirm(what), rlimit=rlimit)
+    def notes_of(d, arith: str) -> str:
         notes = [d.note] if d.note else []
-        p = cache.get("staged") or cache.get("direct")
-        if what == "value" and p is not None:
+        p = cache.get(("staged", arith)) or cache.get(("direct", arith))
+        if p is not None:
             notes += p.left_trace.notes + p.right_trace.notes
+        return "; ".join(dict.fromkeys(notes))
+
+    for what, build in (("lhs_bounds", lhs_bounds), ("rhs_bounds", rhs_bounds)):
+        d = decide(build, confirm=confirm(what), rlimit=rlimit)
         result.obligations.append(Outcome(what, d.status, d.method, d.seconds, d.bound,
-                                          d.extra, "; ".join(dict.fromkeys(notes))))
+                                          d.extra, d.note))
+    result.obligations.append(_value(lhs, rhs, value_in, confirm("value"), notes_of, rlimit))
     result.seconds = time.perf_counter() - t0
     return result
+
+
+def _value(lhs: Node, rhs: Node, value_in, confirm, notes_of, rlimit: int) -> Outcome:
+    """The value obligation: exact first; for programs of max/min alone over floats, the
+    NaN cases too; when the exact reading cannot decide a float program, the real reading
+    (``verify.encode``), reported as ``proved-real``."""
+    d = decide(value_in("exact"), confirm=confirm, rlimit=rlimit)
+    floats = float_arithmetic(lhs, rhs)
+    if d.status == PROVED and floats and order_only(lhs, rhs):
+        dn = decide(value_in("nan"), confirm=confirm, rlimit=rlimit)
+        seconds = d.seconds + dn.seconds
+        if dn.status != PROVED:
+            return Outcome("value", dn.status, dn.method, seconds, dn.bound, dn.extra,
+                           "NaN cases: " + (notes_of(dn, "nan") or dn.status))
+        return Outcome("value", PROVED, d.method, seconds,
+                       note="max/min over floats: exact, NaN cases included")
+    if d.status == UNKNOWN and floats:
+        dr = decide(value_in("real"), confirm=confirm, rlimit=rlimit)
+        seconds = d.seconds + dr.seconds
+        if dr.status == PROVED:
+            return Outcome("value", PROVED_REAL, f"{dr.method}, real", seconds,
+                           note="in real arithmetic: floating point may differ by rounding")
+        if dr.status == REFUTED:
+            return Outcome("value", REFUTED, f"{dr.method}, real", seconds, dr.bound,
+                           dr.extra, notes_of(dr, "real"))
+    return Outcome("value", d.status, d.method, d.seconds, d.bound, d.extra,
+                   notes_of(d, "exact"))
 
 
 def _vacuity(assume) -> Outcome | None:

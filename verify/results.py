@@ -2,7 +2,14 @@
 
 Statuses, in the order a reader should trust them:
 
-* ``proved`` — valid for every value of the symbolic sizes (unbounded integers).
+* ``proved`` — valid for every value of the symbolic sizes (unbounded integers), exactly:
+  equal floating-point values, not rounded reals (NaN where the other side has NaN;
+  ``-0.0`` and ``0.0`` count as equal values, as ``==`` compares them).
+* ``proved-real`` — valid for every size in *real arithmetic*: floating-point ``+``, ``-``,
+  ``*`` and sums/products read as exact real operations. The exact proof did not go
+  through (floating-point sums are not associative); in floating point the two sides may
+  differ by rounding — by reassociation for the catalog's rules — and nothing is claimed
+  for inputs holding NaN or infinities. Never applied by the optimizer.
 * ``bounded`` — valid for every size ≤ :attr:`Outcome.bound` only; the unbounded queries ran
   out of resources. Never printed as "proved".
 * ``refuted`` — a counterexample was found *and confirmed* by an independent evaluation
@@ -19,13 +26,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sparsefold.spec.rules import PROVED, REFUTED  # the statuses a rule may expect
+from sparsefold.spec.rules import PROVED, PROVED_REAL, REFUTED  # what a rule may expect
 
-__all__ = ["PROVED", "BOUNDED", "REFUTED", "UNKNOWN", "VACUOUS", "STATUSES", "Outcome",
-           "ProofResult", "combine_status", "CombinedReport"]
+__all__ = ["PROVED", "PROVED_REAL", "BOUNDED", "REFUTED", "UNKNOWN", "VACUOUS", "STATUSES",
+           "Outcome", "ProofResult", "combine_status", "CombinedReport"]
 
 BOUNDED, UNKNOWN, VACUOUS = "bounded", "unknown", "vacuous"
-STATUSES = (PROVED, BOUNDED, REFUTED, UNKNOWN, VACUOUS)
+STATUSES = (PROVED, PROVED_REAL, BOUNDED, REFUTED, UNKNOWN, VACUOUS)
 
 
 @dataclass
@@ -51,7 +58,7 @@ def combine_status(statuses) -> tuple[str, int | None]:
     """The status of a conjunction of obligations and, for ``bounded``, the smallest bound.
 
     ``refuted`` beats ``unknown`` (a confirmed counterexample settles the question), which
-    beats ``vacuous``, ``bounded`` and ``proved``."""
+    beats ``vacuous``, ``bounded``, ``proved-real`` and ``proved``."""
     statuses = list(statuses)
     names = [s if isinstance(s, str) else s.status for s in statuses]
     for s in (REFUTED, UNKNOWN, VACUOUS):
@@ -60,6 +67,8 @@ def combine_status(statuses) -> tuple[str, int | None]:
     bounds = [s.bound for s in statuses if not isinstance(s, str) and s.status == BOUNDED]
     if BOUNDED in names:
         return BOUNDED, min(b for b in bounds if b is not None) if bounds else None
+    if PROVED_REAL in names:
+        return PROVED_REAL, None
     return PROVED, None
 
 
@@ -95,7 +104,12 @@ class ProofResult(_JudgedByObligations):
 
     @property
     def failed(self) -> list[Outcome]:
-        return [o for o in self.obligations if o.status != PROVED]
+        return [o for o in self.obligations if o.status not in (PROVED, PROVED_REAL)]
+
+    @property
+    def exact(self) -> bool:
+        """Proved bit for bit (``proved``), not only in real arithmetic."""
+        return self.status == PROVED
 
     def __str__(self) -> str:
         head = f"{self.name}: {self.status}"

@@ -51,13 +51,15 @@ def prove_instance(inst: RuleInstance) -> ProofResult:
     """The proof of one instance (cached for the process)."""
     result = _PROOFS.get(inst.key)
     if result is None:
-        result = _PROOFS[inst.key] = prove_equal(inst.lhs, inst.rhs, when=inst.when,
-                                                 name=inst.label)
+        result = _PROOFS[inst.key] = prove_equal(
+            inst.lhs, inst.rhs, when=inst.when, name=inst.label,
+            lhs_requires=inst.lhs_requires, rhs_requires=inst.rhs_requires)
     return result
 
 
 def instance_proved(inst: RuleInstance) -> bool:
-    """Whether ``inst`` is proved: what the optimize pass may apply."""
+    """Whether ``inst`` is proved exactly: what the optimize pass may apply (never a rule
+    proved only in real arithmetic — it would change floating-point results)."""
     return prove_instance(inst).status == PROVED
 
 

@@ -74,4 +74,17 @@ WRONG_RULES: list[Rule] = [
     # reversing then taking every other element is not x[::-2]
     wrong("reverse_step_merge", lambda x: at(at(x, key[::2]), key[::-1]),
           lambda x: at(x, key[::-2]), fails="value", x=("N",)),
+    # --- sides that are ill-formed for some sizes: refuted with those sizes ---------------
+    # slicing a map slices both operands alike: y[1::2] is one shorter than x[::2] for odd N
+    wrong("slice_map_misaligned", lambda x, y: at(add(x, y), key[::2]),
+          lambda x, y: add(at(x, key[::2]), at(y, key[1::2])), fails="rhs_defined", x=("N",),
+          y=("N",)),
+    # transposing a map transposes every operand, not one: (J, I) + (I, J) needs I == J
+    wrong("transpose_map_one_side", lambda A, B: transpose(add(A, B)),
+          lambda A, B: add(transpose(A), B), fails="rhs_defined", A=("I", "J"),
+          B=("I", "J")),
+    # a map over a concat splits its other operand at J (A's length), not at K
+    wrong("map_concat_wrong_offset", lambda A, B, C: mul(concat([A, B]), C),
+          lambda A, B, C: concat([mul(A, at(C, key[:K])), mul(B, at(C, key[K:]))]),
+          fails="rhs_defined", A=("J",), B=("K",), C=("M",)),
 ]

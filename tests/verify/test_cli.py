@@ -10,11 +10,14 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from pathlib import Path
 
+import pytest
 import z3
 
 from sparsefold.cli import main
 from sparsefold.spec import SHAPE_OPERATORS
+from sparsefold.spec.functions import FUNCTIONS
 from sparsefold.verify import RULES, WRONG_RULES, lemmas
 from sparsefold.verify import wrong_rules as wrong_module
 from sparsefold.verify.results import REFUTED
@@ -24,18 +27,25 @@ FINAL = re.compile(r"^(\d+) passed, (\d+) failed$")
 
 
 def test_the_whole_catalog_passes():
-    # no wall-clock assertion: CI machines are shared and noisy (the timeout is a hang guard;
-    # the proof time is reported by `sparsefold prove` and benchmarks, not tested)
+    # no time assertion: CI machines are shared and noisy (the timeout is a hang guard; the
+    # proof time is reported by `sparsefold prove` itself)
     done = subprocess.run([sys.executable, "-m", "sparsefold.cli", "prove"],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     lines = done.stdout.strip().splitlines()
     m = FINAL.match(lines[-1])
-    items = len(lemmas.LEMMAS) + len(SHAPE_OPERATORS) + len(RULES) + len(WRONG_RULES)
+    items = len(lemmas.LEMMAS) + len(SHAPE_OPERATORS) + len(FUNCTIONS) + len(RULES) + \
+        len(WRONG_RULES)
     assert m and int(m.group(1)) == items and m.group(2) == "0", lines[-1]
-    rows = [line for line in lines if re.match(r"^(lemma|operator|rule|wrong) ", line)]
+    rows = [line for line in lines if re.match(r"^(lemma|operator|function|rule|wrong) ", line)]
     assert len(rows) == items
-    assert all(" proved " in r for r in rows if not r.startswith("wrong "))
+    expected = {"rule " + r.name: r.expect for r in RULES}
+    for r in rows:  # a rule shows the status it expects: proved, or proved-real
+        name = r.split("  ")[0].strip()
+        if r.startswith("rule "):
+            assert f" {expected[name]} " in r, r
+        elif not r.startswith("wrong "):
+            assert " proved " in r, r
     assert all(" refuted " in r and "as expected" in r for r in rows if r.startswith("wrong "))
     assert "UNEXPECTED" not in done.stdout
 
@@ -49,6 +59,11 @@ def test_an_unexpected_status_makes_the_exit_status_non_zero(monkeypatch, capsys
     assert code == 1
     assert out[-1] == "0 passed, 1 failed"
     assert any("UNEXPECTED" in line for line in out)
+
+
+def test_only_matching_nothing_is_an_error(capsys):
+    assert main(["prove", "--only", "no such item"]) == 2
+    assert "no item matches --only 'no such item'" in capsys.readouterr().err
 
 
 def test_only_filters_items(capsys):
@@ -69,3 +84,36 @@ def test_smt2_dumps_a_query_z3_answers_unsat(capsys):
 def test_smt2_of_an_unknown_rule_is_an_error(capsys):
     assert main(["prove", "--smt2", "no_such_rule"]) == 2
     assert "no rule named 'no_such_rule'" in capsys.readouterr().err
+
+
+def test_kernel_prints_the_certificate_of_a_compiled_kernel(capsys):
+    code = main(["prove", "--kernel", "sf.concat([a, b[::-1]], axis=0) * 2",
+                 "-i", "a=csr:8x5", "-i", "b=coo:3x5", "--out", "csr"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert out.startswith("kernel certificate: proved  sha256:")
+    assert "entry concat" in out and "entry slice" in out and "function multiply" in out
+
+
+def test_kernel_inputs_must_be_spelled_out():
+    with pytest.raises(SystemExit, match="NAME=FORMAT:SHAPE"):
+        main(["prove", "--kernel", "a.T", "-i", "a=csr"])
+
+
+def test_module_proves_a_users_own_rules_and_operators(monkeypatch, capsys):
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent))
+    code = main(["prove", "--module", "my_rules"])
+    out = capsys.readouterr().out.strip().splitlines()
+    rows = {line.split()[1]: line for line in out[1:-2]}
+    assert set(rows) == {"myflip", "unlisted", "reverse_twice", "slice_of_slice",
+                         "slice_of_slice_wrong"}
+    assert " proved " in rows["myflip"] and " proved " in rows["slice_of_slice"]
+    assert " proved " in rows["reverse_twice"]
+    assert " refuted " in rows["slice_of_slice_wrong"] and "as expected" in rows[
+        "slice_of_slice_wrong"]
+    # an operator without configurations() cannot be proved: a failure, not a silent pass
+    assert "has no configurations()" in rows["unlisted"] and "UNEXPECTED" in rows["unlisted"]
+    assert code == 1 and out[-1] == "4 passed, 1 failed"
+    assert main(["prove", "--module", "my_rules", "--only", "myflip"]) == 0
+    with pytest.raises(SystemExit, match="cannot import --module 'no_such_module_here'"):
+        main(["prove", "--module", "no_such_module_here"])

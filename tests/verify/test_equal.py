@@ -16,7 +16,7 @@ import sparsefold as sf
 from sparsefold import verify
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.errors import IllFormedProgram
-from sparsefold.verify.results import BOUNDED, PROVED, REFUTED, UNKNOWN, VACUOUS
+from sparsefold.verify.results import BOUNDED, PROVED, PROVED_REAL, REFUTED, UNKNOWN, VACUOUS
 
 A = sf.symbol("A", shape=("I", "J"))
 B = sf.symbol("B", shape=("I", "K"))
@@ -118,11 +118,50 @@ def test_an_ill_formed_right_hand_side_is_reported_at_rhs_defined():
 
 
 def test_float_sums_are_not_proved_by_pretending_addition_is_associative():
+    # exactly, float sums are opaque (not associative): the value is proved only in real
+    # arithmetic, and reported as such — never as "proved"
     C = sf.symbol("C", shape=("I", "J"))
     r = verify.prove_equal(sf.sum(sf.concat([C, B], axis=1), axis=1),
                            sf.sum(C, axis=1) + sf.sum(B, axis=1))
-    assert r.status == UNKNOWN
-    assert any("opaquely" in o.note for o in r.obligations)
+    assert r.status == PROVED_REAL and not r.exact
+    (value,) = [o for o in r.obligations if o.name == "value"]
+    assert value.status == PROVED_REAL and value.method.endswith(", real")
+    assert "floating point may differ by rounding" in value.note
+    assert "proved-real" in str(r).splitlines()[0]
+
+
+def test_a_float_sum_rule_false_in_real_arithmetic_is_refuted():
+    C = sf.symbol("C", shape=("I", "J"))
+    r = verify.prove_equal(sf.sum(sf.concat([C, B], axis=1), axis=1), sf.sum(C, axis=1))
+    assert r.status == REFUTED and r.counterexample.replay()
+
+
+def test_max_over_a_concat_is_exact_for_floats_nan_included():
+    C = sf.symbol("C", shape=("I", "J"))
+    lhs = sf.max(sf.concat([C, B], axis=1), axis=1)
+    rhs = sf.maximum(sf.max(C, axis=1), sf.max(B, axis=1))
+    r = verify.prove_equal(lhs, rhs, when="J >= 1 and K >= 1")
+    assert r.status == PROVED and r.exact
+    assert "NaN cases included" in [o for o in r.obligations if o.name == "value"][0].note
+    # max of nothing has no value: without the condition the right side is not defined
+    r = verify.prove_equal(lhs, rhs)
+    assert _obligations(r)["rhs_defined"] == REFUTED
+    assert "J >= 1 is false" in str(r.counterexample)
+    r = verify.prove_equal(lhs, sf.max(C, axis=1), when="J >= 1 and K >= 1")
+    assert r.status == REFUTED and r.counterexample.replay()
+
+
+def test_a_side_ill_formed_for_some_sizes_is_refuted_with_those_sizes():
+    # (A + B)[::2] against A[::2] + B[1::2]: the right side's operands agree in length only
+    # for even N; written as functions, the sides are traced and that is a refutation
+    r = verify.prove_equal(lambda A, B: (A + B)[::2], lambda A, B: A[::2] + B[1::2],
+                           A=("N",), B=("N",))
+    assert r.status == REFUTED
+    bad = [o.name for o in r.obligations if o.status == REFUTED]
+    assert bad[0] == "rhs_defined"  # (and, where it is read past its end, rhs_bounds, value)
+    cx = r.counterexample
+    assert cx.sizes == {"N": 1} and cx.replay()  # shrunk to the smallest odd size
+    assert "rhs_defined fails: (N + 1) // 2 == " in str(cx) and "is false (1 vs 0)" in str(cx)
 
 
 def test_int64_sums_over_a_concat_are_proved():

@@ -1,0 +1,322 @@
+"""The zero algebra the compiler's merge lattices rely on, proved by Z3 on each function's C
+reading (issue 11, part 3; ``compiler/lattice.py``, ``compiler/streams.py``).
+
+A lattice intersects where a function *annihilates* (``f(.., 0 at p, ..) == 0`` whatever the
+other arguments are) and takes a union where ``f(0, .., 0) == 0``; elsewhere it iterates
+every coordinate. Those facts are declared in ``spec.functions`` (``annihilates``,
+``annihilation_needs_finite``) and evaluated with NumPy (``zero_preserving``); the kernels
+compute with the function's *C text* (``ElementwiseFunction.c_text``). Here the C text itself
+is read into Z3 — IEEE-754 double (``FPSort(11, 53)``, round to nearest even) for kind
+``f``, 64-bit two's complement bit-vectors for ``i``, booleans for ``b`` — and, for every
+kind it is read in:
+
+* ``annihilates[p]``: ``f(.., 0 at p, ..)`` is zero (``-0.0`` counts) for *every* value of
+  the other arguments — NaN and infinities included, unless the function declares
+  ``annihilation_needs_finite``, in which case they range over finite values (the lattice
+  then records the inputs whose finiteness it relies on, and checks them at run time);
+* ``at_zero``: ``f(0, .., 0)`` is zero exactly when NumPy says so (``zero_preserving``,
+  what the lattice evaluates): the C reading and the NumPy meaning agree at zero.
+
+A kind is *read* when the function has a C text for it and NumPy computes it in that kind
+(or returns bool); other kinds (``divide`` on integers computes in float: its ``f`` reading
+covers it) are listed as not read, never as proved. Operations a reading does not model
+(``pow``) make the kind not read.
+"""
+
+from __future__ import annotations
+
+import ast
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import z3
+
+from sparsefold.spec.functions import FUNCTIONS, ElementwiseFunction, zero_preserving
+
+__all__ = ["Fact", "FunctionReport", "prove_function", "prove_functions", "KINDS"]
+
+KINDS = {"f": np.dtype("float64"), "i": np.dtype("int64"), "b": np.dtype("bool")}
+RLIMIT = 20_000_000
+
+
+class _Unread(Exception):
+    """The C text uses something this reading does not model."""
+
+
+@dataclass
+class Fact:
+    """One fact of one function in one kind."""
+
+    fact: str          # "annihilates[p]" or "at_zero"
+    kind: str
+    status: str        # "proved" | "refuted" | "unknown"
+    seconds: float
+    detail: str = ""   # the counterexample, or what was proved
+
+
+@dataclass
+class FunctionReport:
+    name: str
+    facts: list[Fact]
+    unread: dict[str, str]   # kind -> why it is not read
+
+    @property
+    def status(self) -> str:
+        statuses = {f.status for f in self.facts}
+        for s in ("refuted", "unknown"):
+            if s in statuses:
+                return s
+        return "proved"
+
+    def summary(self) -> str:
+        kinds = sorted({f.kind for f in self.facts})
+        ann = sorted({f.fact for f in self.facts if f.fact.startswith("annihilates")})
+        parts = [f"read in {','.join(kinds) or 'no kind'}"]
+        if ann:
+            parts.append(", ".join(ann))
+        parts += [f"{f.kind}: {f.fact} {f.status}: {f.detail}" for f in self.facts
+                  if f.status != "proved"]
+        if self.unread:
+            parts.append("not read: " + ", ".join(f"{k} ({w})" for k, w in self.unread.items()))
+        return "; ".join(parts)
+
+
+class _Reader:
+    """Z3 terms for a C text over arguments of one kind, in one context."""
+
+    def __init__(self, ctx: z3.Context, kind: str):
+        self.ctx, self.kind = ctx, kind
+        self.fp = z3.FPSort(11, 53, ctx)
+        self.rm = z3.RNE(ctx)
+
+    def var(self, name: str):
+        if self.kind == "f":
+            return z3.FP(name, self.fp)
+        if self.kind == "i":
+            return z3.BitVec(name, 64, self.ctx)
+        return z3.Bool(name, self.ctx)
+
+    def zero(self):
+        return self.const(0)
+
+    def const(self, value, like=None):
+        sort = like.sort() if like is not None else None
+        if sort is None:
+            sort = {"f": self.fp, "i": z3.BitVecSort(64, self.ctx),
+                    "b": z3.BoolSort(self.ctx)}[self.kind]
+        if isinstance(sort, z3.FPSortRef):
+            return z3.FPVal(float(value), None, sort, self.ctx)
+        if isinstance(sort, z3.BitVecSortRef):
+            if float(value) != int(value):
+                raise _Unread(f"the constant {value!r} in an integer reading")
+            return z3.BitVecVal(int(value), 64, self.ctx)
+        return z3.BoolVal(bool(value), self.ctx)
+
+    def is_zero(self, t):
+        if isinstance(t, z3.FPRef):
+            return z3.fpIsZero(t, self.ctx)
+        if isinstance(t, z3.BitVecRef):
+            return t == z3.BitVecVal(0, 64, self.ctx)
+        return z3.Not(t)
+
+    def truthy(self, t):
+        return t if isinstance(t, z3.BoolRef) else z3.Not(self.is_zero(t))
+
+    def read(self, text: str, args: list):
+        names = {f"_sf_arg{p}": a for p, a in enumerate(args)}
+        tree = ast.parse(text.format(*names), mode="eval").body
+        return self._term(tree, names)
+
+    def _pair(self, a, b):
+        """Python numbers take the sort of the term they meet."""
+        if not isinstance(a, z3.ExprRef):
+            a = self.const(a, b if isinstance(b, z3.ExprRef) else None)
+        if not isinstance(b, z3.ExprRef):
+            b = self.const(b, a)
+        if a.sort() != b.sort():
+            raise _Unread(f"operands of sorts {a.sort()} and {b.sort()}")
+        return a, b
+
+    def _term(self, node, names):  # noqa: C901 - one case per construct of the C subset
+        if isinstance(node, ast.Name):
+            if node.id in names:
+                return names[node.id]
+            if node.id == "NAN":
+                return z3.fpNaN(self.fp)
+            if node.id == "INFINITY":
+                return z3.fpPlusInfinity(self.fp)
+            raise _Unread(f"the name {node.id}")
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.UnaryOp):
+            x = self._term(node.operand, names)
+            if isinstance(node.op, ast.Not):
+                return z3.Not(self.truthy(x))
+            if isinstance(node.op, ast.USub):
+                if not isinstance(x, z3.ExprRef):
+                    return -x
+                if isinstance(x, z3.FPRef):
+                    return z3.fpNeg(x, self.ctx)
+                if isinstance(x, z3.BitVecRef):
+                    return -x
+            if isinstance(node.op, ast.UAdd):
+                return x
+            raise _Unread(f"the unary operator {type(node.op).__name__}")
+        if isinstance(node, ast.BinOp):
+            a, b = self._pair(self._term(node.left, names), self._term(node.right, names))
+            op = type(node.op)
+            if isinstance(a, z3.FPRef):
+                fns = {ast.Add: z3.fpAdd, ast.Sub: z3.fpSub, ast.Mult: z3.fpMul,
+                       ast.Div: z3.fpDiv}
+                if op in fns:
+                    return fns[op](self.rm, a, b, self.ctx)
+            elif isinstance(a, z3.BitVecRef):
+                fns = {ast.Add: lambda x, y: x + y, ast.Sub: lambda x, y: x - y,
+                       ast.Mult: lambda x, y: x * y}
+                if op in fns:
+                    return fns[op](a, b)
+            raise _Unread(f"the operator {op.__name__} on {a.sort()}")
+        if isinstance(node, ast.Compare):
+            parts, left = [], self._term(node.left, names)
+            for op, right_node in zip(node.ops, node.comparators):
+                right = self._term(right_node, names)
+                parts.append(self._compare(op, *self._pair(left, right)))
+                left = right
+            return z3.And(*parts) if len(parts) > 1 else parts[0]
+        if isinstance(node, ast.BoolOp):
+            values = [self._term(v, names) for v in node.values]
+            if all(isinstance(v, z3.BoolRef) for v in values):
+                return (z3.And if isinstance(node.op, ast.And) else z3.Or)(*values)
+            out = values[-1]  # Python's value semantics: a and b == (b if a else a)
+            for v in reversed(values[:-1]):
+                v, out = self._pair(v, out)
+                out = z3.If(self.truthy(v), out, v) if isinstance(node.op, ast.And) \
+                    else z3.If(self.truthy(v), v, out)
+            return out
+        if isinstance(node, ast.IfExp):
+            cond = self.truthy(self._term(node.test, names))
+            a, b = self._pair(self._term(node.body, names), self._term(node.orelse, names))
+            return z3.If(cond, a, b)
+        if isinstance(node, ast.Call):
+            args = [self._term(a, names) for a in node.args]
+            fn = node.func.id
+            if fn in ("abs", "fabs") and len(args) == 1 and isinstance(args[0], z3.ExprRef):
+                x = args[0]
+                if isinstance(x, z3.FPRef):
+                    return z3.fpAbs(x, self.ctx)
+                if isinstance(x, z3.BitVecRef):
+                    return z3.If(x < 0, -x, x)
+                return x
+            if fn in ("min", "max") and len(args) == 2:
+                a, b = self._pair(*args)
+                # Cython's min/max over C values: b replaces a when strictly smaller/larger
+                return z3.If(self._compare(ast.Lt() if fn == "min" else ast.Gt(), b, a), b, a)
+            raise _Unread(f"the call {fn}")
+        raise _Unread(type(node).__name__)
+
+    def _compare(self, op, a, b):
+        if isinstance(a, z3.BoolRef):
+            if isinstance(op, ast.Eq):
+                return a == b
+            if isinstance(op, ast.NotEq):
+                return a != b
+            raise _Unread("an order comparison of booleans")
+        if isinstance(a, z3.FPRef):
+            fns = {ast.Lt: z3.fpLT, ast.LtE: z3.fpLEQ, ast.Gt: z3.fpGT, ast.GtE: z3.fpGEQ,
+                   ast.Eq: z3.fpEQ, ast.NotEq: z3.fpNEQ}
+            return fns[type(op)](a, b, self.ctx)
+        fns = {ast.Lt: lambda x, y: x < y, ast.LtE: lambda x, y: x <= y,
+               ast.Gt: lambda x, y: x > y, ast.GtE: lambda x, y: x >= y,
+               ast.Eq: lambda x, y: x == y, ast.NotEq: lambda x, y: x != y}
+        return fns[type(op)](a, b)
+
+
+def _read_kind(fn: ElementwiseFunction, kind: str) -> str | None:
+    """Why ``fn`` is not read in ``kind``, or None when it is."""
+    text = fn.c_text(kind)
+    if text is None:
+        return "no C text"
+    try:
+        out = fn.result_dtype((KINDS[kind],) * fn.arity)
+    except Exception:  # noqa: BLE001 - NumPy has no loop for this kind
+        return "no NumPy loop"
+    if out.kind not in (kind, "b"):
+        return f"computed in {out}"
+    return None
+
+
+def _show(v) -> str:
+    """A model value as Python would print it (floats, signed integers)."""
+    if isinstance(v, z3.FPNumRef):
+        if v.isNaN():
+            return "nan"
+        if v.isInf():
+            return "-inf" if v.isNegative() else "inf"
+        if v.isZero():
+            return "-0.0" if v.isNegative() else "0.0"
+        return repr(float(z3.simplify(z3.fpToReal(v, v.ctx)).as_fraction()))
+    if isinstance(v, z3.BitVecNumRef):
+        return str(v.as_signed_long())
+    return str(v)
+
+
+def _decide(ctx, premise, goal) -> tuple[str, str]:
+    s = z3.Solver(ctx=ctx)
+    s.set("rlimit", RLIMIT)
+    s.add(premise, z3.Not(goal))
+    r = s.check()
+    if r == z3.unsat:
+        return "proved", ""
+    if r == z3.sat:
+        m = s.model()
+        shown = ", ".join(f"{d.name()}={_show(m[d])}" for d in sorted(m.decls(), key=str))
+        return "refuted", shown or "at every value"
+    return "unknown", s.reason_unknown()
+
+
+def prove_function(fn: ElementwiseFunction) -> FunctionReport:
+    """The zero-algebra facts of ``fn`` in every kind its C text is read in."""
+    facts: list[Fact] = []
+    unread: dict[str, str] = {}
+    for kind in KINDS:
+        why = _read_kind(fn, kind)
+        if why is not None:
+            unread[kind] = why
+            continue
+        ctx = z3.Context()  # one per kind: the answers depend on nothing else asked
+        rd = _Reader(ctx, kind)
+        xs = [rd.var(f"x{p}") for p in range(fn.arity)]
+        text = fn.c_text(kind)
+        try:
+            at_zero = rd.read(text, [rd.zero() for _ in xs])
+            shown = []
+            for p in fn.annihilates:
+                shown.append((p, rd.read(text, [rd.zero() if q == p else x
+                                                for q, x in enumerate(xs)])))
+        except _Unread as exc:
+            unread[kind] = str(exc)
+            continue
+        t0 = time.perf_counter()
+        numpy_zero = zero_preserving(fn, [KINDS[kind]] * fn.arity)
+        goal = rd.is_zero(at_zero) if numpy_zero else z3.Not(rd.is_zero(at_zero))
+        status, detail = _decide(ctx, z3.BoolVal(True, ctx), goal)
+        facts.append(Fact("at_zero", kind, status, time.perf_counter() - t0,
+                          detail or f"f(0, ..) {'==' if numpy_zero else '!='} 0, as NumPy"))
+        for p, value in shown:
+            t0 = time.perf_counter()
+            others = [x for q, x in enumerate(xs) if q != p]
+            finite = [z3.Not(z3.Or(z3.fpIsNaN(x, ctx), z3.fpIsInf(x, ctx)))
+                      for x in others if isinstance(x, z3.FPRef)]
+            premise = z3.And(*finite) if fn.annihilation_needs_finite and finite \
+                else z3.BoolVal(True, ctx)
+            status, detail = _decide(ctx, premise, rd.is_zero(value))
+            facts.append(Fact(f"annihilates[{p}]", kind, status, time.perf_counter() - t0,
+                              detail or ("others finite" if fn.annihilation_needs_finite
+                                         and finite else "every value")))
+    return FunctionReport(fn.name, facts, unread)
+
+
+def prove_functions(names=None) -> list[FunctionReport]:
+    """Every registered function's facts (``names``: a subset)."""
+    return [prove_function(FUNCTIONS[n]) for n in (names or list(FUNCTIONS))]
