@@ -238,15 +238,10 @@ class Kernel:
         """Run on ``values`` (input name -> array); ``sizes`` binds size symbols that no
         input's shape binds (an ahead-of-time kernel's size parameters, ``sparsefold.aot``)."""
         try:
-<<<<<<< HEAD
-            env = bind_sizes(self.inputs, values, dict(sizes)) if sizes else \
-                bind_sizes(self.inputs, values, {}) if self.stages or self.requires else None
-=======
-            env = bind_sizes(self.inputs, values) \
-                if self.stages or self.requires or self.map_requires else None
+            env = bind_sizes(self.inputs, values, dict(sizes or {})) \
+                if sizes or self.stages or self.requires or self.map_requires else None
             if self.map_requires:
                 self._check_maps(env)
->>>>>>> verify
             if self.requires and not all(self._requires_fn(env)):
                 # the trace assumed these sizes equal (sizes.assuming): reading on would
                 # read one operand past its end

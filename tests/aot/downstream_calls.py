@@ -82,6 +82,7 @@ def _child(path: str) -> None:
         found["Cython"] = None
         found["Cython error"] = str(exc)
     import downstream_demo
+
     from sparsefold.compiler import build
     results = run(downstream_demo)
     with open(path, "wb") as handle:

@@ -7,7 +7,7 @@ import pytest
 
 import sparsefold as sf
 from sparsefold import aot
-from sparsefold.aot_registry import unify, _implied
+from sparsefold.aot_registry import _implied, unify
 from sparsefold.lazy import LazyArray
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input

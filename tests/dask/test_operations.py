@@ -22,8 +22,7 @@ from sparsefold.dask import RechunkWarning, plan
 from sparsefold.spec.errors import IllFormedProgram, InvalidData
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from helpers import (COL_CHUNKS, ROW_CHUNKS, assert_same, pydata_array,  # noqa: E402
-                     run_both, scipy_matrix)
+from helpers import COL_CHUNKS, ROW_CHUNKS, assert_same, pydata_array, run_both, scipy_matrix  # noqa: E402
 
 pytestmark = pytest.mark.cython
 
