@@ -22,7 +22,7 @@ import pytest
 
 import sparsefold as sf
 from sparsefold.compiler.cnames import SUPPORTED_DTYPES
-from sparsefold.compiler.pointwise import loop_dtypes
+from sparsefold.compiler.values import loop_dtypes
 from sparsefold.spec.compute import Map
 from sparsefold.spec.errors import IllFormedProgram
 from sparsefold.spec.printer import topological
