@@ -153,7 +153,7 @@ class StageKernel:
             isinstance(p, CoiterPlan) and p.mode == "row" and not p.lattice.universe) or \
             isinstance(p, ContractPlan)
         asm.prologue(low)
-        values = Values(low.b, low.dense)
+        values = Values(low.b, low.dense, sites=low.sites)
         if isinstance(p, DensePlan):
             lower_dense(low, program, asm)
         elif isinstance(p, CoiterPlan):
