@@ -76,6 +76,10 @@ def convert(value, dt: np.dtype) -> Expr:
         return Bin("!=", value, Lit("0"))
     if is_complex_ctype(value.ctype) and dt.kind != "c":
         value = Template("creal({0})", (value,), "double")
+    if dt.kind == "c" and not is_complex_ctype(value.ctype):
+        # built from its parts: Cython crashes folding a cast of an integer literal to complex
+        part, make = ("float", "CMPLXF") if dt == np.complex64 else ("double", "CMPLX")
+        return Template(f"{make}({{0}}, 0)", (cast(part, value),), ctype(dt))
     if dt == np.float16 and value.ctype != "sf_half":
         value = Cast("sf_half", value)  # NumPy rounds every float16 result to half
     return cast(ctype(dt), value)
