@@ -64,6 +64,12 @@ def _text(e: Expr) -> str:
     return render_expr(e, 13)
 
 
+# C types known to be real (an expression of unknown ctype "" may well be complex already)
+_REAL_CTYPES = frozenset({ctype(np.dtype(t)) for t in (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float32", "float64")} | {"sf_half", INT})
+
+
 def convert(value, dt: np.dtype) -> Expr:
     """``value`` converted to dtype ``dt`` the way NumPy casts (bool: nonzero is true;
     complex to real: the real part)."""
@@ -76,7 +82,7 @@ def convert(value, dt: np.dtype) -> Expr:
         return Bin("!=", value, Lit("0"))
     if is_complex_ctype(value.ctype) and dt.kind != "c":
         value = Template("creal({0})", (value,), "double")
-    if dt.kind == "c" and not is_complex_ctype(value.ctype):
+    if dt.kind == "c" and value.ctype in _REAL_CTYPES:
         # built from its parts: Cython crashes folding a cast of an integer literal to complex
         part, make = ("float", "CMPLXF") if dt == np.complex64 else ("double", "CMPLX")
         return Template(f"{make}({{0}}, 0)", (cast(part, value),), ctype(dt))
