@@ -171,15 +171,28 @@ def einsum(subscripts: str, *operands) -> Node:
         order += [lab for lab in labs if lab not in order]
     acc, acc_labels = work[0]
     for step, (node, labs) in enumerate(work[1:], start=1):
-        union = [lab for lab in order if lab in acc_labels or lab in labs]
+        later = {lab for _, ls in work[step + 1:] for lab in ls} | set(out)
+        union = _step_order(order, acc_labels, labs, later)
         acc = _multiply(_align(acc, acc_labels, union), _align(node, labs, union))
         acc_labels = union
-        later = {lab for _, ls in work[step + 1:] for lab in ls} | set(out)
         acc, acc_labels = _sum_away(acc, acc_labels, later)
     acc, acc_labels = _sum_away(acc, acc_labels, set(out))
     if acc_labels != out:
         acc = PermuteDims(acc, tuple(acc_labels.index(lab) for lab in out))
     return acc
+
+
+def _step_order(order: list[str], a: list[str], b: list[str], later: set[str]) -> list[str]:
+    """The label order of one two-operand step, as ``matmul`` lays it out: labels both keep
+    (batch), those only ``a`` keeps, the summed ones, those only ``b`` keeps — the shape of
+    ``a[..., :, :, None] * b[..., None, :, :]`` summed over one block, which the compiler
+    contracts as a product (a summed last axis it could not stage)."""
+    both = [lab for lab in order if lab in a or lab in b]
+    gone = [lab for lab in both if lab not in later]
+    kept = [lab for lab in both if lab in later]
+    return ([lab for lab in kept if lab in a and lab in b] +
+            [lab for lab in kept if lab in a and lab not in b] + gone +
+            [lab for lab in kept if lab not in a])
 
 
 def _sum_away(node: Node, labels: list[str], keep: set[str]) -> tuple[Node, list[str]]:
