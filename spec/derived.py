@@ -266,8 +266,8 @@ def reduce(monoid: str, node: Node, axis=None, keepdims: bool = False, dtype=Non
     elif isinstance(axis, (tuple, list)):
         axes = tuple(axis)
     else:
-        raise IllFormedProgram(f"{monoid}: axis must be None, an int or a tuple of ints, "
-                               f"found {axis!r}")
+        raise IllFormedArgument(f"{monoid}: axis must be None, an int or a tuple of ints, "
+                                f"found {axis!r}")
     total = Reduce(node, axes, monoid, dtype)
     out: Node = total
     if keepdims:
