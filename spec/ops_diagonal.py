@@ -105,11 +105,12 @@ class Diagonal(ShapeOp):
         from sparsefold.spec.derived_shape import diagonal
         return RandomRow(
             "diagonal", lambda shape, limits: len(shape) >= 2,
-            lambda draw, st, shape, limits: {
-                "offset": draw(st.integers(-limits.max_side, limits.max_side)),
-                "axes": tuple(draw(st.permutations(range(len(shape))))[:2])},
-            lambda x, offset, axes: diagonal(x, offset, *axes),
-            "sf.diagonal({0}, offset={offset}, axis1={axes[0]}, axis2={axes[1]})")
+            lambda draw, st, shape, limits: dict(zip(
+                ("offset", "axis1", "axis2"),
+                (draw(st.integers(-limits.max_side, limits.max_side)),
+                 *draw(st.permutations(range(len(shape))))[:2]))),
+            lambda x, offset, axis1, axis2: diagonal(x, offset, axis1, axis2),
+            "sf.diagonal({0}, offset={offset}, axis1={axis1}, axis2={axis2})")
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
