@@ -101,7 +101,12 @@ class LazyArray:
         return _f().reshape(self, shape, order=order, copy=copy)
 
     def __getitem__(self, key) -> LazyArray:
-        return LazyArray(getitem(self.node, key, strict=True), self.bindings)
+        # a string index over data must name a size the data binds (else it could never be
+        # bound); over symbolic inputs (sf.symbol, what verify proves) it may be a new size
+        from sparsefold.spec.printer import topological
+        bound = all(n.name in self.bindings for n in topological(self.node)
+                    if isinstance(n, Input))
+        return LazyArray(getitem(self.node, key, strict=bound), self.bindings)
 
     @property
     def mT(self) -> LazyArray:
