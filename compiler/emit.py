@@ -13,6 +13,7 @@ import hashlib
 import re
 
 from sparsefold.compiler.build import BUFFER_ADDRESS_PYX
+from sparsefold.compiler.cnames import C_SPELLING
 from sparsefold.compiler.loops import (
     Assign,
     Bin,
@@ -39,6 +40,7 @@ from sparsefold.compiler.loops import (
     walk_exprs,
     walk_stmts,
 )
+from sparsefold.spec.c_library import declarations
 from sparsefold.spec.errors import InternalError
 
 __all__ = ["render_module", "render_expr", "COMPILER_VERSION", "FAIL_PY"]
@@ -57,6 +59,10 @@ def _sf_fail(site, a, b, c):
         raise InvalidData(f"{what}: the operator mapped an entry to {a}, outside [0, {b})")
     raise InvalidData(f"{what} out of range [0, {b}): found {a}")
 '''
+# a function's domain check (spec: ElementwiseFunction.c_domain) failed: its message
+FAIL_DOMAIN_PY = FAIL_PY.replace(
+    '    if kind == "pos":', '    if kind == "domain":\n        raise InvalidData(what)\n'
+    '    if kind == "pos":')
 
 # --- expressions ------------------------------------------------------------------------------
 
@@ -229,7 +235,7 @@ def _declarations(fn: Function) -> list[str]:
 
 
 def _restrict(ctype: str) -> str:
-    return f"{ctype}_restrict"
+    return f"{ctype.replace(' ', '_')}_restrict"
 
 
 def _restrict_typedefs(functions) -> list[str]:
@@ -243,7 +249,8 @@ def _restrict_typedefs(functions) -> list[str]:
     if not types:
         return []
     return ["", "cdef extern from *:"] + [
-        f'    ctypedef {t}* {_restrict(t)} "{t} * __restrict__"' for t in types]
+        f'    ctypedef {t}* {_restrict(t)} "{C_SPELLING.get(t, t)} * __restrict__"'
+        for t in types]
 
 
 def _pointers(fn: Function) -> list[str]:
@@ -368,12 +375,14 @@ def render_module(*, title: str, program_text: str, notes: list[str],
         "uint32_t, uint64_t, INT64_MAX",
         "from libc.math cimport NAN, INFINITY, fabs, pow",
         "from libc.string cimport memcpy",
+        *declarations("\n".join(_restrict_typedefs(functions)) + text_body),
         BUFFER_ADDRESS_PYX,
         *_restrict_typedefs(functions),
     ]
     if sites:
         table = "_SF_SITES = (\n" + "".join(f"    ({k!r}, {w!r}),\n" for k, w in sites) + ")"
-        header += [FAIL_PY, table]
+        fail = FAIL_DOMAIN_PY if any(k == "domain" for k, _ in sites) else FAIL_PY
+        header += [fail, table]
     header += list(helpers)
     return "\n".join(header) + "\n\n" + text_body + "\n"
 

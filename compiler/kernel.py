@@ -165,7 +165,7 @@ class StageKernel:
         if self.checked:
             asm = MapChecked(asm, tuple(program.shape), f"{self.checked} (maps not proved)")
         asm.prologue(low)
-        values = Values(low.b, low.dense)
+        values = Values(low.b, low.dense, sites=low.sites)
         if isinstance(p, DensePlan):
             lower_dense(low, program, asm)
         elif isinstance(p, CoiterPlan):

@@ -63,7 +63,7 @@ def _all(terms: list[Expr]) -> Expr:
 class _Coiteration:
     def __init__(self, low: Lowering, plan: CoiterPlan, asm: Assembler):
         self.low, self.plan, self.asm = low, plan, asm
-        self.values = Values(low.b, low.dense)
+        self.values = Values(low.b, low.dense, sites=low.sites)
         self.space = plan.space
         self.ndim = len(plan.space)
         self.cursors: list[list] = []  # per operand, its cursors

@@ -111,7 +111,7 @@ def _coords(plan: ContractPlan, r: Expr, c: Expr) -> tuple[Expr, Expr]:
 
 def lower_contract(low: Lowering, plan: ContractPlan, asm, fmt, program) -> None:
     b = low.b
-    values = Values(b, low.dense)
+    values = Values(b, low.dense, sites=low.sites)
     rows_n, cols_n = contract_sizes(plan)
     rows, cols = index(rows_n), index(cols_n)
     driver = _Rows(low, plan.driver, "d", values)
@@ -168,7 +168,7 @@ def _product_rows(low, plan, asm, values, driver, located, rows, cols) -> None:
 def lower_contract_count(low: Lowering, plan: ContractPlan) -> Var:
     """The symbolic pass: ``total`` = the entries of the product (workspace tagged ``r``)."""
     b = low.b
-    values = Values(b, low.dense)
+    values = Values(b, low.dense, sites=low.sites)
     rows_n, cols_n = contract_sizes(plan)
     rows, cols = index(rows_n), index(cols_n)
     ws = Workspace(low, cols, None)

@@ -15,7 +15,7 @@ __all__ = ["lower_dense"]
 
 def lower_dense(low: Lowering, program: Node, asm: DenseOut) -> None:
     b = low.b
-    values = Values(b, low.dense)
+    values = Values(b, low.dense, sites=low.sites)
     coords = tuple(b.fresh(f"k{d}") for d in range(program.ndim))
     lin = b.fresh("lin")
     with b.block("every output coordinate in row-major order; lin is its offset"):

@@ -35,7 +35,7 @@ from sparsefold.compiler.loops import (
     walk_stmts,
 )
 from sparsefold.compiler.values import index
-from sparsefold.spec.compute import Input
+from sparsefold.spec.compute import Input, SizeOf
 from sparsefold.spec.ir import Node, ShapeOp
 from sparsefold.spec.printer import topological
 from sparsefold.spec.sizes import free_symbols
@@ -72,6 +72,8 @@ def size_symbols(program: Node) -> list[str]:
     for node in nodes:
         for n in node.shape:
             add(n)
+        if isinstance(node, SizeOf):
+            add(node.size)
         if isinstance(node, ShapeOp):
             im = node.index_map()
             add(im.requires)

@@ -202,6 +202,8 @@ def _as_matrix_product(red: Reduce) -> Node | None:
     out = _reshape(_matmul(x2, y2, red), tuple(size[d] for d in i + j))
     kept = [d for d in range(arg.ndim) if d not in reduced]
     order = i + j
+    if sorted(order) != kept:  # an axis neither operand has (a size-1 broadcast one)
+        return None
     if order != kept:
         out = PermuteDims(out, tuple(order.index(d) for d in kept))
     return out

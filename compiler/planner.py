@@ -61,8 +61,8 @@ def reduce_below(program: Node) -> tuple[Reduce | None, tuple[ShapeOp, ...]]:
     chain: list[ShapeOp] = []
     node = program
     while isinstance(node, ShapeOp) and len(node.operands()) == 1 and node.fill is None:
-        (piece,) = node.index_map().pieces
-        if None in piece.forward:
+        pieces = node.index_map().pieces
+        if len(pieces) != 1 or None in pieces[0].forward:  # roll: two pieces of one operand
             return None, ()
         chain.append(node)
         node = node.operands()[0]

@@ -17,12 +17,15 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from sparsefold.compiler.cnames import c_literal, ctype, size_var
+from sparsefold.compiler.cnames import c_literal, ctype, is_complex_ctype, size_var
 from sparsefold.compiler.loops import (
     INT,
     Builder,
+    Cast,
     Expr,
     Lit,
+    Not,
+    Raise,
     Template,
     Var,
     as_expr,
@@ -30,7 +33,7 @@ from sparsefold.compiler.loops import (
     variables,
 )
 from sparsefold.spec import sizes as sz
-from sparsefold.spec.compute import Input, Literal, Map, Reduce
+from sparsefold.spec.compute import Input, Iota, Literal, Map, Reduce, SizeOf
 from sparsefold.spec.errors import IllFormedProgram, InternalError
 from sparsefold.spec.functions import get_monoid
 from sparsefold.spec.ir import Node, ShapeOp
@@ -61,8 +64,15 @@ def _text(e: Expr) -> str:
     return render_expr(e, 13)
 
 
+# C types known to be real (an expression of unknown ctype "" may well be complex already)
+_REAL_CTYPES = frozenset({ctype(np.dtype(t)) for t in (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float32", "float64")} | {"sf_half", INT})
+
+
 def convert(value, dt: np.dtype) -> Expr:
-    """``value`` converted to dtype ``dt`` the way NumPy casts (bool: nonzero is true)."""
+    """``value`` converted to dtype ``dt`` the way NumPy casts (bool: nonzero is true;
+    complex to real: the real part)."""
     dt = np.dtype(dt)
     value = as_expr(value)
     if dt.kind == "b":
@@ -70,25 +80,22 @@ def convert(value, dt: np.dtype) -> Expr:
             return value
         from sparsefold.compiler.loops import Bin
         return Bin("!=", value, Lit("0"))
+    if is_complex_ctype(value.ctype) and dt.kind != "c":
+        value = Template("creal({0})", (value,), "double")
+    if dt.kind == "c" and value.ctype in _REAL_CTYPES:
+        # built from its parts: Cython crashes folding a cast of an integer literal to complex
+        part, make = ("float", "CMPLXF") if dt == np.complex64 else ("double", "CMPLX")
+        return Template(f"{make}({{0}}, 0)", (cast(part, value),), ctype(dt))
+    if dt == np.float16 and value.ctype != "sf_half":
+        value = Cast("sf_half", value)  # NumPy rounds every float16 result to half
     return cast(ctype(dt), value)
 
 
 def loop_dtypes(node: Map) -> tuple[tuple[np.dtype, ...], np.dtype]:
     """The dtypes NumPy computes in for this map: one per argument, and the result."""
-    fn = node.fn
     probes = tuple(a.value if isinstance(a, Literal) and a.weak else a.dtype
                    for a in node.args)
-    if isinstance(fn.impl, np.ufunc):
-        try:
-            types = fn.impl.resolve_dtypes(
-                tuple(type(p) if not isinstance(p, np.dtype) else p for p in probes)
-                + (None,) * fn.impl.nout)
-            return tuple(np.dtype(t) for t in types[:fn.arity]), node.dtype
-        except (TypeError, ValueError):
-            pass
-    if fn.name == "where":
-        return (np.dtype(bool), node.dtype, node.dtype), node.dtype
-    return tuple(node.dtype for _ in node.args), node.dtype
+    return node.fn.loop_dtypes(probes, node.dtype), node.dtype
 
 
 def apply_function(node: Map, args: list[Expr], ins) -> Expr:
@@ -113,15 +120,21 @@ def monoid_combine(monoid, acc: Expr, x: Expr, dt: np.dtype) -> Expr:
     value wins, and a NaN accumulator stays."""
     m = get_monoid(monoid)
     out = ctype(dt)
+    text = m.c_text(np.dtype(dt).kind)
+    if text is None or (m.selects is not None and np.dtype(dt).kind == "c"):
+        raise IllFormedProgram(f"not supported yet by the compiler: {m.name} of {dt} "
+                               f"values; use .interpret()")
     if m.selects is not None:
         if np.dtype(dt).kind == "f":
             return Template(f"({{1}} if ({{1}} {m.selects} {{0}} or {{1}} != {{1}}) and "
                             f"{{0}} == {{0}} else {{0}})", (acc, x), out)
         return Template(f"({{1}} if {{1}} {m.selects} {{0}} else {{0}})", (acc, x), out)
     if np.dtype(dt).kind == "b":  # the C reading of any/all on truth values
-        return convert(Template(m.c_combine.replace("{0}", "({0} != 0)").replace(
+        return convert(Template(text.replace("{0}", "({0} != 0)").replace(
             "{1}", "({1} != 0)"), (acc, x)), dt)
-    return convert(Template(m.c_combine, (acc, x)), dt)
+    if np.dtype(dt) == np.float16:  # NumPy accumulates float16 in float32
+        return cast(out, Template(text, (acc, x)))
+    return convert(Template(text, (acc, x)), dt)
 
 
 def broadcast_coords(arg: Node, out: Node, coords: tuple[Expr, ...]) -> tuple[Expr, ...]:
@@ -140,10 +153,11 @@ class Values:
     stored); ``known`` gives values already computed for whole subtrees."""
 
     def __init__(self, b: Builder, leaf: Callable[[Input, tuple[Expr, ...]], Expr],
-                 known: Mapping[Node, Expr] | None = None):
+                 known: Mapping[Node, Expr] | None = None, sites=None):
         self.b = b
         self.leaf = leaf
         self.known = dict(known or {})
+        self.sites = sites  # bounds.Sites: where a function's domain check reports
 
     def value(self, node: Node, coords: tuple[Expr, ...]) -> Expr:
         if node in self.known:
@@ -152,6 +166,10 @@ class Values:
             return self.leaf(node, coords)
         if isinstance(node, Literal):
             return Lit(c_literal(node.value, node.dtype), ctype(node.dtype))
+        if isinstance(node, SizeOf):  # spec.compute.SizeOf: a size, bound by the call
+            return cast(ctype(node.dtype), index(node.size))
+        if isinstance(node, Iota):  # spec.compute.Iota: the coordinate itself
+            return cast(ctype(node.dtype), as_expr(coords[node.axis]))
         if isinstance(node, Map):
             return self.map_with(node, {}, coords)
         if isinstance(node, Reduce):
@@ -169,6 +187,11 @@ class Values:
         for d, (arg, dt) in enumerate(zip(node.args, ins)):
             v = given[d] if d in given else self.value(arg, broadcast_coords(arg, node, coords))
             args.append(convert(v, dt))
+        for cond, message in node.fn.c_checks(ins[0].kind):
+            if self.sites is None:
+                raise InternalError(f"{node.fn.name}: a domain check needs the kernel's sites")
+            with self.b.if_(Not(Template(cond, tuple(args), "bint"))):
+                self.b.emit(Raise(self.sites.site("domain", message), ()))
         v = self.b.fresh("v", ctype(out))
         self.b.assign(v, convert(apply_function(node, args, ins), out))
         return v

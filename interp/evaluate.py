@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from sparsefold.spec import sizes as sz
-from sparsefold.spec.compute import Input, Literal, Map, Reduce
+from sparsefold.spec.compute import Input, Iota, Literal, Map, Reduce, SizeOf
 from sparsefold.spec.errors import InternalError, InvalidData
 from sparsefold.spec.ir import Node, ShapeOp
 from sparsefold.spec.ops_axes import BroadcastTo
@@ -75,6 +75,10 @@ def _eval(node: Node, values, arrays, env) -> np.ndarray:
         return eval_input(node, arrays)
     if isinstance(node, Literal):
         return eval_literal(node)
+    if isinstance(node, SizeOf):
+        return eval_size_of(node, env)
+    if isinstance(node, Iota):
+        return eval_iota(node, env)
     if isinstance(node, Map):
         return eval_map(node, args, env)
     if isinstance(node, Reduce):
@@ -94,6 +98,18 @@ def eval_input(node: Input, arrays) -> np.ndarray:
 def eval_literal(node: Literal) -> np.ndarray:
     """spec.compute.Literal: a 0-d array (its dtype matters only when it is strong)."""
     return np.asarray(node.value, dtype=node.dtype)
+
+
+def eval_size_of(node: SizeOf, env) -> np.ndarray:
+    """spec.compute.SizeOf: the size expression's value once the inputs bound the sizes."""
+    return np.asarray(_size(node.size, env), dtype=node.dtype)
+
+
+def eval_iota(node: Iota, env) -> np.ndarray:
+    """spec.compute.Iota: each element's coordinate along the axis (``np.indices``)."""
+    shape = tuple(_size(n, env) for n in node.shape)
+    return np.indices(shape, dtype=node.dtype)[node.axis] if shape else \
+        np.zeros((), node.dtype)
 
 
 def eval_map(node: Map, args, env) -> np.ndarray:

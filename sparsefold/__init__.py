@@ -9,6 +9,8 @@ The language lives in ``sparsefold.spec``, the reference interpreter in
 ``sparsefold.interp``; this package is the user-facing front end.
 """
 
+from sparsefold.elementwise import ELEMENTWISE as _ELEMENTWISE
+from sparsefold.elementwise import astype, clip, round
 from sparsefold.functions import (
                                   abs,
                                   add,
@@ -16,11 +18,18 @@ from sparsefold.functions import (
                                   any,
                                   apply,
                                   apply_operator,
+                                  argwhere,
+                                  block_array,
                                   broadcast_to,
                                   concat,
+                                  diagonal,
+                                  diff,
                                   divide,
+                                  dot,
+                                  einsum,
                                   equal,
                                   expand_dims,
+                                  flip,
                                   greater,
                                   greater_equal,
                                   hstack,
@@ -29,6 +38,7 @@ from sparsefold.functions import (
                                   logical_and,
                                   logical_or,
                                   matmul,
+                                  matrix_transpose,
                                   max,
                                   maximum,
                                   min,
@@ -36,23 +46,56 @@ from sparsefold.functions import (
                                   moveaxis,
                                   multiply,
                                   negative,
+                                  nonzero,
                                   not_equal,
+                                  outer,
                                   pad,
                                   permute_dims,
                                   pow,
                                   prod,
+                                  repeat,
                                   reshape,
+                                  roll,
                                   squeeze,
                                   stack,
                                   subtract,
                                   sum,
+                                  swapaxes,
                                   tensordot,
+                                  tile,
+                                  transpose,
+                                  tril,
+                                  triu,
+                                  unstack,
+                                  vecdot,
                                   vstack,
                                   where,
 )
 from sparsefold.jit import jit, show
 from sparsefold.lazy import LazyArray, asarray, symbol
-from sparsefold.spec.errors import IllFormedProgram, InternalError, InvalidData, SparsefoldError
+from sparsefold.reductions import (
+                                  argmax,
+                                  argmin,
+                                  count_nonzero,
+                                  mean,
+                                  nanmax,
+                                  nanmean,
+                                  nanmin,
+                                  nanprod,
+                                  nanstd,
+                                  nansum,
+                                  nanvar,
+                                  std,
+                                  var,
+)
+from sparsefold.spec.errors import (
+                                  IllFormedArgument,
+                                  IllFormedIndex,
+                                  IllFormedProgram,
+                                  InternalError,
+                                  InvalidData,
+                                  SparsefoldError,
+)
 from sparsefold.spec.functions import register_function
 
 __version__ = "0.1.0"
@@ -64,5 +107,14 @@ __all__ = [
     "matmul", "tensordot", "add", "subtract", "multiply", "divide", "pow", "maximum",
     "minimum", "where", "abs", "negative", "less", "less_equal", "greater", "greater_equal",
     "equal", "not_equal", "logical_and", "logical_or", "apply", "apply_operator",
-    "SparsefoldError", "IllFormedProgram", "InvalidData", "InternalError",
+    "block_array", "flip", "roll", "swapaxes", "matrix_transpose", "transpose", "tile",
+    "repeat", "diagonal", "tril", "triu", "diff", "unstack", "outer", "dot", "vecdot",
+    "einsum", "nonzero", "argwhere", "astype", "clip", "round", "mean", "var", "std",
+    "argmax", "argmin", "nansum", "nanprod", "nanmax", "nanmin", "nanmean", "nanvar",
+    "nanstd", "count_nonzero",
+    "SparsefoldError", "IllFormedProgram", "IllFormedIndex", "IllFormedArgument",
+    "InvalidData", "InternalError",
 ]
+# the elementwise functions of the array API (and NumPy's spellings): sf.exp, sf.sin, ...
+globals().update(_ELEMENTWISE)
+__all__ += sorted(_ELEMENTWISE)

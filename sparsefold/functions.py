@@ -10,22 +10,28 @@ adapts the front end's arrays to it.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Sequence
 
 import numpy as np
 
 from sparsefold.lazy import LazyArray, lift, merge_bindings
-from sparsefold.spec import derived
+from sparsefold.reductions import reduce_monoid, write_out
+from sparsefold.spec import derived, derived_shape, reductions
+from sparsefold.spec import einsum as einsum_spec
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.errors import IllFormedProgram
 from sparsefold.spec.ir import Node, ShapeOp
 
 __all__ = [
-    "concat", "stack", "hstack", "vstack", "reshape", "permute_dims", "moveaxis",
-    "expand_dims", "squeeze", "broadcast_to", "pad", "sum", "prod", "max", "min", "any", "all",
-    "matmul", "tensordot", "add", "subtract", "multiply", "divide", "pow", "maximum",
-    "minimum", "where", "abs", "negative", "less", "less_equal", "greater", "greater_equal",
-    "equal", "not_equal", "logical_and", "logical_or", "apply", "apply_operator",
+    "concat", "stack", "hstack", "vstack", "block_array", "reshape", "permute_dims",
+    "moveaxis", "expand_dims", "squeeze", "broadcast_to", "pad", "sum", "prod", "max", "min",
+    "any", "all", "matmul", "tensordot", "add", "subtract", "multiply", "divide", "pow",
+    "maximum", "minimum", "where", "abs", "negative", "less", "less_equal", "greater",
+    "greater_equal", "equal", "not_equal", "logical_and", "logical_or", "apply",
+    "apply_operator", "flip", "roll", "swapaxes", "matrix_transpose", "transpose", "tile",
+    "repeat", "diagonal", "tril", "triu", "diff", "unstack", "outer", "dot", "vecdot",
+    "einsum", "nonzero", "argwhere",
 ]
 
 
@@ -67,19 +73,15 @@ def equal(x1, x2, /): return apply("equal", x1, x2)
 def not_equal(x1, x2, /): return apply("not_equal", x1, x2)
 def logical_and(x1, x2, /): return apply("logical_and", x1, x2)
 def logical_or(x1, x2, /): return apply("logical_or", x1, x2)
-def where(condition, x1, x2, /): return apply("where", condition, x1, x2)
+def where(condition, x1=None, x2=None, /):
+    """``where(c, x1, x2)``: elementwise choice; ``where(c)``: ``nonzero(c)``."""
+    if x1 is None and x2 is None:
+        return nonzero(condition)
+    if x1 is None or x2 is None:
+        raise IllFormedProgram("where: give both x1 and x2, or neither")
+    return apply("where", condition, x1, x2)
 def abs(x, /): return apply("abs", x)  # noqa: A001
 def negative(x, /): return apply("negative", x)
-
-
-def _bool_op(name: str, x1, x2) -> LazyArray:
-    """``&`` and ``|``: defined for bool operands only (NumPy's are bitwise on integers)."""
-    for x in (x1, x2):
-        dt = lift(x)[0].dtype
-        if dt != np.dtype(bool):
-            raise IllFormedProgram(f"'&' and '|' need bool operands, found {dt}; use "
-                                   f"sf.logical_and / sf.logical_or for truth values")
-    return apply(name, x1, x2)
 
 
 # --- shape operators --------------------------------------------------------------------------
@@ -143,24 +145,49 @@ def stack(arrays: Sequence, /, *, axis: int = 0) -> LazyArray:
     return _lazy(derived.stack(nodes, axis), *bindings)
 
 
-def hstack(arrays: Sequence) -> LazyArray:
+def _cast_all(nodes: list[Node], dtype) -> list[Node]:
+    return nodes if dtype is None else [derived.astype(n, dtype) for n in nodes]
+
+
+def hstack(arrays: Sequence, *, dtype=None) -> LazyArray:
     """NumPy's ``hstack``: 0-d arrays become 1-d, then concat along axis 1, or axis 0 when
-    the first array is 1-d."""
+    the first array is 1-d; ``dtype``: every array cast first."""
     nodes, bindings = _lifted(arrays)
-    return _lazy(derived.hstack(nodes), *bindings)
+    return _lazy(derived.hstack(_cast_all(nodes, dtype)), *bindings)
 
 
-def vstack(arrays: Sequence) -> LazyArray:
-    """NumPy's ``vstack``: 1-d arrays become rows, then concat along axis 0."""
+def vstack(arrays: Sequence, *, dtype=None) -> LazyArray:
+    """NumPy's ``vstack``: 1-d arrays become rows, then concat along axis 0; ``dtype``:
+    every array cast first."""
     nodes, bindings = _lifted(arrays)
-    return _lazy(derived.vstack(nodes), *bindings)
+    return _lazy(derived.vstack(_cast_all(nodes, dtype)), *bindings)
 
 
-def reshape(x, /, shape, *, copy: bool | None = None) -> LazyArray:
-    """Row-major reshape (``-1`` allowed once), built as collapse/split steps."""
+def block_array(blocks: Sequence[Sequence], *, dtype=None) -> LazyArray:
+    """scipy's ``block_array``: a 2-d grid of matrices, ``None`` for zero blocks."""
+    if not isinstance(blocks, (list, tuple)) or not builtins.all(
+            isinstance(r, (list, tuple)) for r in blocks):
+        raise IllFormedProgram("block_array: blocks must be a 2-D list of arrays or None")
+    grid, bindings = [], []
+    for row in blocks:
+        nodes = []
+        for b in row:
+            if b is None:
+                nodes.append(None)
+            else:
+                node, bind = lift(b)
+                nodes.append(node)
+                bindings.append(bind)
+        grid.append(nodes)
+    return _lazy(derived_shape.block_array(grid, dtype), *bindings)
+
+
+def reshape(x, /, shape, *, order: str = "C", copy: bool | None = None) -> LazyArray:
+    """Reshape (``-1`` allowed once) in row-major (``order="C"``) or column-major
+    (``order="F"``) order, built as collapse/split steps."""
     if copy is False:
         raise IllFormedProgram("reshape: copy=False cannot be honoured by a lazy program")
-    return _unary(derived.reshape, x, shape)
+    return _unary(derived_shape.reshape_order, x, shape, order)
 
 
 def permute_dims(x, /, axes: Sequence[int]) -> LazyArray:
@@ -193,33 +220,40 @@ def pad(x, pad_width, mode: str = "constant", *, constant_values=0) -> LazyArray
 
 # --- reductions and contractions ----------------------------------------------------------------
 
-def _reduce(monoid: str, x, axis, keepdims: bool, dtype=None) -> LazyArray:
+def sum(x, /, *, axis=None, dtype=None, keepdims: bool = False, out=None):  # noqa: A001
+    return reduce_monoid("sum", x, axis, keepdims, dtype, out)
+
+
+def prod(x, /, *, axis=None, dtype=None, keepdims: bool = False, out=None):
+    return reduce_monoid("prod", x, axis, keepdims, dtype, out)
+
+
+def _extreme(which: str, x, axis, keepdims, out, explicit):
+    if not explicit:
+        return reduce_monoid(which, x, axis, keepdims, None, out)
     node, bindings = lift(x)
-    return _lazy(derived.reduce(monoid, node, axis, keepdims, dtype), bindings)
+    return write_out(LazyArray(reductions.explicit_extreme(which, node, axis, keepdims),
+                               bindings), out)
 
 
-def sum(x, /, *, axis=None, dtype=None, keepdims: bool = False):  # noqa: A001
-    return _reduce("sum", x, axis, keepdims, dtype)
+def max(x, /, *, axis=None, keepdims: bool = False, out=None,  # noqa: A001
+        explicit: bool = False):
+    """The maximum; ``explicit=True`` (scipy's): over the nonzero elements, 0 if none."""
+    return _extreme("max", x, axis, keepdims, out, explicit)
 
 
-def prod(x, /, *, axis=None, dtype=None, keepdims: bool = False):
-    return _reduce("prod", x, axis, keepdims, dtype)
+def min(x, /, *, axis=None, keepdims: bool = False, out=None,  # noqa: A001
+        explicit: bool = False):
+    """The minimum; ``explicit=True`` (scipy's): over the nonzero elements, 0 if none."""
+    return _extreme("min", x, axis, keepdims, out, explicit)
 
 
-def max(x, /, *, axis=None, keepdims: bool = False):  # noqa: A001
-    return _reduce("max", x, axis, keepdims)
+def any(x, /, *, axis=None, keepdims: bool = False, out=None):  # noqa: A001
+    return reduce_monoid("any", x, axis, keepdims, None, out)
 
 
-def min(x, /, *, axis=None, keepdims: bool = False):  # noqa: A001
-    return _reduce("min", x, axis, keepdims)
-
-
-def any(x, /, *, axis=None, keepdims: bool = False):  # noqa: A001
-    return _reduce("any", x, axis, keepdims)
-
-
-def all(x, /, *, axis=None, keepdims: bool = False):  # noqa: A001
-    return _reduce("all", x, axis, keepdims)
+def all(x, /, *, axis=None, keepdims: bool = False, out=None):  # noqa: A001
+    return reduce_monoid("all", x, axis, keepdims, None, out)
 
 
 def matmul(x1, x2, /) -> LazyArray:
@@ -233,3 +267,115 @@ def tensordot(x1, x2, /, *, axes=2) -> LazyArray:
     axis sequences, as ``np.tensordot``."""
     (a, b), bindings = _lifted((x1, x2))
     return _lazy(derived.tensordot(a, b, axes), *bindings)
+
+
+# --- shape functions (spec.derived_shape) -------------------------------------------------------
+
+def flip(x, /, *, axis=None) -> LazyArray:
+    return _unary(derived_shape.flip, x, axis)
+
+
+def roll(x, /, shift, *, axis=None) -> LazyArray:
+    return _unary(derived_shape.roll, x, shift, axis)
+
+
+def swapaxes(x, axis1: int, axis2: int, /) -> LazyArray:
+    return _unary(derived_shape.swapaxes, x, axis1, axis2)
+
+
+def matrix_transpose(x, /) -> LazyArray:
+    return _unary(derived_shape.matrix_transpose, x)
+
+
+def transpose(x, /, axes=None) -> LazyArray:
+    """``np.transpose``: the axes reversed, or permuted by ``axes``."""
+    node, _ = lift(x)
+    return permute_dims(x, tuple(reversed(range(node.ndim))) if axes is None else axes)
+
+
+def tile(x, /, reps) -> LazyArray:
+    return _unary(derived_shape.tile, x, reps)
+
+
+def repeat(x, /, repeats, *, axis=None) -> LazyArray:
+    return _unary(derived_shape.repeat, x, repeats, axis)
+
+
+def diagonal(x, /, *, offset: int = 0, axis1: int = 0, axis2: int = 1) -> LazyArray:
+    """``np.diagonal`` (the array API's ``linalg.diagonal`` is ``axis1=-2, axis2=-1``)."""
+    return _unary(derived_shape.diagonal, x, offset, axis1, axis2)
+
+
+def tril(x, /, *, k: int = 0) -> LazyArray:
+    return _unary(derived_shape.tril, x, k)
+
+
+def triu(x, /, *, k: int = 0) -> LazyArray:
+    return _unary(derived_shape.triu, x, k)
+
+
+def diff(x, /, *, axis: int = -1, n: int = 1, prepend=None, append=None) -> LazyArray:
+    nodes, bindings = _lifted([x] + [v for v in (prepend, append) if v is not None])
+    it = iter(nodes[1:])
+    pre = next(it) if prepend is not None else None
+    app = next(it) if append is not None else None
+    return _lazy(derived_shape.diff(nodes[0], n, axis, pre, app), *bindings)
+
+
+def unstack(x, /, *, axis: int = 0) -> tuple[LazyArray, ...]:
+    node, bindings = lift(x)
+    return tuple(_lazy(n, bindings) for n in derived_shape.unstack(node, axis))
+
+
+# --- contractions (spec.einsum) ---------------------------------------------------------------
+
+def outer(x1, x2, /) -> LazyArray:
+    (a, b), bindings = _lifted((x1, x2))
+    return _lazy(einsum_spec.outer(a, b), *bindings)
+
+
+def dot(x1, x2, /) -> LazyArray:
+    """``np.dot`` with NumPy's n-d semantics."""
+    (a, b), bindings = _lifted((x1, x2))
+    return _lazy(einsum_spec.dot(a, b), *bindings)
+
+
+def vecdot(x1, x2, /, *, axis: int = -1) -> LazyArray:
+    (a, b), bindings = _lifted((x1, x2))
+    return _lazy(einsum_spec.vecdot(a, b, axis), *bindings)
+
+
+def einsum(subscripts: str, /, *operands) -> LazyArray:
+    """``np.einsum``, lowered to broadcasts, multiplies and sums (``spec.einsum``)."""
+    nodes, bindings = _lifted(operands)
+    return _lazy(einsum_spec.einsum(subscripts, *nodes), *bindings)
+
+
+# --- data-dependent results: computed at once ------------------------------------------------
+
+def nonzero(x, /) -> tuple[np.ndarray, ...]:
+    """The coordinates of the nonzero elements, one int64 array per axis in row-major
+    order (``np.nonzero``). Their number depends on the data, so the program is computed
+    now (one kernel, COO result) and the coordinates are NumPy arrays."""
+    node, bindings = lift(x)
+    if node.ndim == 0:
+        raise IllFormedProgram("nonzero of a 0-d array is not allowed; use "
+                               "atleast_1d(x).nonzero()")
+    y = _lazy(node, bindings)
+    if not bindings:
+        raise IllFormedProgram("nonzero needs data: bind the program's inputs first")
+    res = y.compute(out="coo")
+    if isinstance(res, np.ndarray):
+        return tuple(c.astype(np.int64) for c in np.nonzero(res))
+    coords = np.asarray(res.coords)
+    data = np.asarray(res.data)
+    keep = data != 0
+    return tuple(np.asarray(c)[keep].astype(np.int64) for c in coords)
+
+
+def argwhere(x, /) -> np.ndarray:
+    """``np.argwhere``: the nonzero coordinates as rows (computed now, see ``nonzero``)."""
+    node, bindings = lift(x)
+    if node.ndim == 0:  # NumPy: one row of no coordinates when the scalar is nonzero
+        return np.argwhere(_lazy(node, bindings).compute(out="dense")).astype(np.int64)
+    return np.stack(nonzero(x), axis=-1)

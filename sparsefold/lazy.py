@@ -115,18 +115,109 @@ class LazyArray:
     def T(self) -> LazyArray:
         return _f().permute_dims(self, tuple(reversed(range(self.ndim))))
 
-    def reshape(self, *shape, copy=None) -> LazyArray:
+    def reshape(self, *shape, order="C", copy=None) -> LazyArray:
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        return _f().reshape(self, shape, copy=copy)
+        return _f().reshape(self, shape, order=order, copy=copy)
 
     def __getitem__(self, key) -> LazyArray:
-        return LazyArray(getitem(self.node, key), self.bindings)
+        # a string index over data must name a size the data binds (else it could never be
+        # bound); over symbolic inputs (sf.symbol, what verify proves) it may be a new size
+        from sparsefold.spec.printer import topological
+        bound = all(n.name in self.bindings for n in topological(self.node)
+                    if isinstance(n, Input))
+        return LazyArray(getitem(self.node, key, strict=bound), self.bindings)
 
-    def sum(self, axis=None, dtype=None, keepdims=False): return _f().sum(self, axis=axis, dtype=dtype, keepdims=keepdims)  # noqa: E501
-    def prod(self, axis=None, dtype=None, keepdims=False): return _f().prod(self, axis=axis, dtype=dtype, keepdims=keepdims)  # noqa: E501
-    def max(self, axis=None, keepdims=False): return _f().max(self, axis=axis, keepdims=keepdims)
-    def min(self, axis=None, keepdims=False): return _f().min(self, axis=axis, keepdims=keepdims)
+    @property
+    def mT(self) -> LazyArray:
+        return _f().matrix_transpose(self)
+
+    def transpose(self, *axes) -> LazyArray:
+        """NumPy's method: no argument reverses the axes; else an order (or one tuple)."""
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+            axes = axes[0]
+        return _f().transpose(self, axes or None)
+
+    def astype(self, dtype, copy=True) -> LazyArray:
+        return _e().astype(self, dtype, copy=copy)
+
+    def flatten(self) -> LazyArray:
+        return _f().reshape(self, (-1,))
+
+    def ravel(self) -> LazyArray:
+        return _f().reshape(self, (-1,))
+
+    def squeeze(self, axis=None) -> LazyArray:
+        return _f().squeeze(self, axis)
+
+    def swapaxes(self, axis1, axis2) -> LazyArray:
+        return _f().swapaxes(self, axis1, axis2)
+
+    def diagonal(self, offset=0, axis1=0, axis2=1) -> LazyArray:
+        return _f().diagonal(self, offset=offset, axis1=axis1, axis2=axis2)
+
+    def conj(self) -> LazyArray:
+        return _e().ELEMENTWISE["conj"](self)
+
+    conjugate = conj
+
+    @property
+    def real(self) -> LazyArray:
+        return _e().ELEMENTWISE["real"](self)
+
+    @property
+    def imag(self) -> LazyArray:
+        return _e().ELEMENTWISE["imag"](self)
+
+    def round(self, decimals=0) -> LazyArray:
+        return _e().round(self, decimals)
+
+    def clip(self, min=None, max=None) -> LazyArray:  # noqa: A002 - NumPy's names
+        return _e().clip(self, min, max)
+
+    def dot(self, other) -> LazyArray:
+        return _f().dot(self, other)
+
+    def nonzero(self):
+        return _f().nonzero(self)
+
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False):
+        return _f().sum(self, axis=axis, dtype=dtype, keepdims=keepdims, out=out)
+
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False):
+        return _f().prod(self, axis=axis, dtype=dtype, keepdims=keepdims, out=out)
+
+    def max(self, axis=None, out=None, keepdims=False, *, explicit=False):
+        return _f().max(self, axis=axis, keepdims=keepdims, out=out, explicit=explicit)
+
+    def min(self, axis=None, out=None, keepdims=False, *, explicit=False):
+        return _f().min(self, axis=axis, keepdims=keepdims, out=out, explicit=explicit)
+
+    def any(self, axis=None, out=None, keepdims=False):
+        return _f().any(self, axis=axis, keepdims=keepdims, out=out)
+
+    def all(self, axis=None, out=None, keepdims=False):
+        return _f().all(self, axis=axis, keepdims=keepdims, out=out)
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False):
+        return _r().mean(self, axis=axis, dtype=dtype, keepdims=keepdims, out=out)
+
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
+        return _r().var(self, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, out=out,
+                        correction=correction)
+
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
+        return _r().std(self, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, out=out,
+                        correction=correction)
+
+    def argmax(self, axis=None, out=None, *, keepdims=False):
+        return _r().argmax(self, axis=axis, keepdims=keepdims, out=out)
+
+    def argmin(self, axis=None, out=None, *, keepdims=False):
+        return _r().argmin(self, axis=axis, keepdims=keepdims, out=out)
+
+    def count_nonzero(self, axis=None):
+        return _r().count_nonzero(self, axis=axis)
 
     # --- operators (NumPy broadcasting and promotion) -------------------------------------
     def __add__(self, o): return _f().add(self, o)
@@ -137,28 +228,49 @@ class LazyArray:
     def __rmul__(self, o): return _f().multiply(o, self)
     def __truediv__(self, o): return _f().divide(self, o)
     def __rtruediv__(self, o): return _f().divide(o, self)
+    def __floordiv__(self, o): return _f().apply("floor_divide", self, o)
+    def __rfloordiv__(self, o): return _f().apply("floor_divide", o, self)
+    def __mod__(self, o): return _f().apply("remainder", self, o)
+    def __rmod__(self, o): return _f().apply("remainder", o, self)
     def __pow__(self, o): return _f().pow(self, o)
     def __rpow__(self, o): return _f().pow(o, self)
     def __matmul__(self, o): return _f().matmul(self, o)
     def __rmatmul__(self, o): return _f().matmul(o, self)
     def __neg__(self): return _f().negative(self)
-    def __pos__(self): return self
+    def __pos__(self): return _f().apply("positive", self)
     def __abs__(self): return _f().abs(self)
+    def __invert__(self): return _f().apply("bitwise_invert", self)
     def __lt__(self, o): return _f().less(self, o)
     def __le__(self, o): return _f().less_equal(self, o)
     def __gt__(self, o): return _f().greater(self, o)
     def __ge__(self, o): return _f().greater_equal(self, o)
     def __eq__(self, o): return _f().equal(self, o)  # type: ignore[override]
     def __ne__(self, o): return _f().not_equal(self, o)  # type: ignore[override]
-    def __and__(self, o): return _f()._bool_op("logical_and", self, o)
-    def __rand__(self, o): return _f()._bool_op("logical_and", o, self)
-    def __or__(self, o): return _f()._bool_op("logical_or", self, o)
-    def __ror__(self, o): return _f()._bool_op("logical_or", o, self)
+    def __and__(self, o): return _f().apply("bitwise_and", self, o)
+    def __rand__(self, o): return _f().apply("bitwise_and", o, self)
+    def __or__(self, o): return _f().apply("bitwise_or", self, o)
+    def __ror__(self, o): return _f().apply("bitwise_or", o, self)
+    def __xor__(self, o): return _f().apply("bitwise_xor", self, o)
+    def __rxor__(self, o): return _f().apply("bitwise_xor", o, self)
+    def __lshift__(self, o): return _f().apply("bitwise_left_shift", self, o)
+    def __rlshift__(self, o): return _f().apply("bitwise_left_shift", o, self)
+    def __rshift__(self, o): return _f().apply("bitwise_right_shift", self, o)
+    def __rrshift__(self, o): return _f().apply("bitwise_right_shift", o, self)
 
 
 def _f():
     from sparsefold import functions
     return functions
+
+
+def _e():
+    from sparsefold import elementwise
+    return elementwise
+
+
+def _r():
+    from sparsefold import reductions
+    return reductions
 
 
 def asarray(a: Any) -> LazyArray:

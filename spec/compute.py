@@ -17,7 +17,9 @@ from sparsefold.spec.functions import ElementwiseFunction, Monoid, check_dtype, 
 from sparsefold.spec.ir import Node, broadcast_shapes, normalize_axis, show_shape
 from sparsefold.spec.sizes import Expr, ExprLike, as_expr, check_symbol_name, const_value, product
 
-__all__ = ["Input", "Literal", "Map", "Reduce", "symbolic_input"]
+__all__ = ["Input", "Literal", "SizeOf", "Iota", "Map", "Reduce", "symbolic_input"]
+
+INTP = np.dtype(np.intp)
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
@@ -69,6 +71,13 @@ class Literal(Node):
             raise IllFormedProgram(f"expected a scalar, found {self.value!r}")
         self._set((), check_dtype(np.asarray(self.value).dtype, what="scalar"))
 
+    def _key(self) -> tuple:
+        # NaN != NaN, but two NaN literals of one dtype are the same program
+        v = self.value
+        same = ("nan", type(v).__name__) if isinstance(v, (float, np.floating)) and v != v \
+            else (type(v).__name__, v)
+        return (type(self), same, self.weak, self.dtype)
+
     def probe(self) -> Any:
         """What NumPy should see for type promotion: the Python scalar, or a typed one."""
         return self.value if self.weak else np.asarray(self.value).dtype
@@ -77,6 +86,36 @@ class Literal(Node):
         """The value as NumPy computes with it: weak, a Python scalar (NEP 50); strong, a
         0-d array of its dtype."""
         return self.value if self.weak else np.asarray(self.value, self.dtype)
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class SizeOf(Node):
+    """The value of a size expression (``I*J``: how many elements a mean divides by), as a
+    0-d intp array. A strong scalar: it is a NumPy integer in NumPy's own definitions
+    (``np.mean`` divides by ``np.intp(count)``). Sizes stay symbolic until a call binds
+    them, so the count of a traced program is this node, not a literal."""
+
+    size: Expr
+
+    def __post_init__(self):
+        object.__setattr__(self, "size", as_expr(self.size))
+        self._set((), INTP)
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Iota(Node):
+    """The coordinate along ``axis`` of an array of ``shape`` (intp): element ``k`` is
+    ``k[axis]`` — ``np.indices(shape)[axis]``. What argmax/argmin return is read from it."""
+
+    target: tuple[Expr, ...]
+    axis: int
+
+    def __post_init__(self):
+        shape = tuple(as_expr(n) for n in self.target)
+        object.__setattr__(self, "target", shape)
+        object.__setattr__(self, "axis", normalize_axis(self.axis, len(shape),
+                                                        what="iota axis"))
+        self._set(shape, INTP)
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)

@@ -24,8 +24,8 @@ import numpy as np
 
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Literal, Map, Reduce
-from sparsefold.spec.errors import IllFormedProgram
-from sparsefold.spec.functions import get_function
+from sparsefold.spec.errors import IllFormedArgument, IllFormedProgram
+from sparsefold.spec.functions import cast_function, check_dtype, get_function
 from sparsefold.spec.ir import Node, normalize_axis, require_equal
 from sparsefold.spec.ops_axes import BroadcastTo, ExpandDims, PermuteDims, Squeeze
 from sparsefold.spec.ops_concat import Concat
@@ -33,8 +33,9 @@ from sparsefold.spec.ops_index import Pad
 from sparsefold.spec.ops_reshape import Collapse, Split, reshape_steps
 
 __all__ = [
-    "operand", "apply", "concat", "stack", "hstack", "vstack", "reshape", "permute_dims",
-    "transpose", "moveaxis", "expand_dims", "squeeze", "broadcast_to", "pad", "reduce",
+    "operand", "apply", "astype", "clip", "round_", "concat", "stack", "hstack", "vstack",
+    "reshape", "permute_dims", "transpose", "moveaxis", "expand_dims", "squeeze",
+    "broadcast_to", "pad", "reduce",
     "matmul", "tensordot",
 ]
 
@@ -55,6 +56,41 @@ def operand(x: Any) -> Node:
 def apply(name: str, *args: Any) -> Map:
     """The elementwise function registered as ``name`` applied to ``args`` (broadcast)."""
     return Map(get_function(name), tuple(operand(a) for a in args))
+
+
+def astype(node: Node, dtype) -> Node:
+    """``x.astype(dtype)``: NumPy's unsafe cast; ``x`` itself when the dtype is its own."""
+    node = operand(node)
+    dt = check_dtype(dtype, what="astype dtype")
+    return node if node.dtype == dt else Map(cast_function(dt), (node,))
+
+
+def clip(node: Node, lo=None, hi=None) -> Node:
+    """``np.clip``: ``maximum`` with ``lo``, ``minimum`` with ``hi``, or both at once
+    (NumPy's order: where ``lo > hi`` the result is ``hi``)."""
+    if lo is None and hi is None:
+        raise IllFormedProgram("clip: one of min or max must be given")
+    if hi is None:
+        return apply("maximum", node, lo)
+    if lo is None:
+        return apply("minimum", node, hi)
+    return apply("clip", node, lo, hi)
+
+
+def round_(node: Node, decimals: int = 0) -> Node:
+    """``np.round``: half to even; with ``decimals`` as NumPy computes it —
+    ``rint(x * 10**d) / 10**d`` (``d < 0``: ``rint(x / 10**-d) * 10**-d``) in x's dtype."""
+    node = operand(node)
+    if isinstance(decimals, (bool, np.bool_)) or not isinstance(decimals, (int, np.integer)):
+        raise IllFormedProgram(f"round: decimals must be an integer, found {decimals!r}")
+    d = int(decimals)
+    if d == 0 or (node.dtype.kind in "biu" and d > 0):
+        return apply("round", node)
+    if node.dtype.kind not in "fc":
+        raise IllFormedProgram(f"round: decimals={d} of {node.dtype} is not supported")
+    scale = Literal(node.dtype.type(10.0 ** builtins.abs(d)))
+    first, then = ("multiply", "divide") if d > 0 else ("divide", "multiply")
+    return apply(then, apply("round", apply(first, node, scale)), scale)
 
 
 # --- joining ----------------------------------------------------------------------------------
@@ -128,6 +164,10 @@ def reshape(node: Node, shape) -> Node:
 def permute_dims(node: Node, axes: Sequence[int]) -> Node:
     """Output axis ``d`` is axis ``axes[d]`` (negative axes count from the end)."""
     node = operand(node)
+    if not isinstance(axes, (tuple, list)) and not (isinstance(axes, np.ndarray) and
+                                                   axes.ndim == 1):
+        raise IllFormedArgument(f"permute_dims: axes must be a tuple or list of integers "
+                                f"(an order), found {type(axes).__name__} {axes!r}")
     axes = tuple(normalize_axis(a, node.ndim, what="permute_dims axis") for a in axes)
     return PermuteDims(node, axes)
 
@@ -226,8 +266,8 @@ def reduce(monoid: str, node: Node, axis=None, keepdims: bool = False, dtype=Non
     elif isinstance(axis, (tuple, list)):
         axes = tuple(axis)
     else:
-        raise IllFormedProgram(f"{monoid}: axis must be None, an int or a tuple of ints, "
-                               f"found {axis!r}")
+        raise IllFormedArgument(f"{monoid}: axis must be None, an int or a tuple of ints, "
+                                f"found {axis!r}")
     total = Reduce(node, axes, monoid, dtype)
     out: Node = total
     if keepdims:

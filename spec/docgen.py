@@ -22,10 +22,19 @@ from collections.abc import Callable
 
 import numpy as np
 
-from sparsefold.spec import SHAPE_OPERATORS, compute, derived, errors, formats
+from sparsefold.spec import (
+    SHAPE_OPERATORS,
+    compute,
+    derived,
+    derived_shape,
+    einsum,
+    errors,
+    formats,
+    reductions,
+)
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input, symbolic_input
-from sparsefold.spec.functions import FUNCTIONS, MONOIDS
+from sparsefold.spec.functions import FUNCTIONS, MONOIDS, cast_function, cast_name
 from sparsefold.spec.ir import Node, ShapeOp, show_shape
 from sparsefold.spec.printer import show_program
 
@@ -87,6 +96,76 @@ DERIVED: dict[str, tuple[str, list[tuple[str, Callable[[], Node]]]]] = {
         "with the first `n` of `x2`.",
         [("tensordot(A, B, axes=2)  with A: (I, J, K), B: (J, K, N)",
           lambda: derived.tensordot(_in("A", I, J, K), _in("B", J, K, N), axes=2))]),
+    "dot": (
+        "`np.dot`: a product with a 0-d array; otherwise `tensordot(x1, x2, ([-1], [-2]))` "
+        "(the last axis of `x2` when it is 1-d): free axes of `x1` first.",
+        [("dot(A, B)  with A: (I, J, K), B: (N, K, J)",
+          lambda: einsum.dot(_in("A", I, J, K), _in("B", N, K, J)))]),
+    "outer": ("`np.outer`: both flattened, `x1[:, None] * x2[None, :]`.",
+              [("outer(v, w)  with v: (N,), w: (K,)",
+                lambda: einsum.outer(_in("v", N), _in("w", K)))]),
+    "vecdot": ("The array API's `vecdot`: `sum(conj(x1) * x2, axis)` over the broadcast "
+               "shape (no `conj` for real dtypes).",
+               [("vecdot(A, B)  with A, B: (I, J)",
+                 lambda: einsum.vecdot(_in("A", I, J), _in("B", I, J)))]),
+    "einsum": (
+        "`np.einsum`, operand by operand: a label repeated within an operand reads its "
+        "`diagonal`; operands are permuted into one label order and padded with size-1 "
+        "axes, multiplied into the running product, and every label no later operand and "
+        "not the output uses is summed away at once (each step a two-operand contraction).",
+        [("einsum('ij,jk,kl->il', A, B, C)  with A: (I, J), B: (J, K), C: (K, N)",
+          lambda: einsum.einsum("ij,jk,kl->il", _in("A", I, J), _in("B", J, K),
+                                _in("C", K, N))),
+         ("einsum('ii->i', A)  with A: (N, N)", lambda: einsum.einsum("ii->i", _in("A", N, N)))]),
+    "swapaxes / matrix_transpose": (
+        "A permutation; `matrix_transpose(x)` (`x.mT`) swaps the last two axes.",
+        [("matrix_transpose(A)  with A: (N, I, J)",
+          lambda: derived_shape.matrix_transpose(_in("A", N, I, J)))]),
+    "tile / repeat": (
+        "A size-1 axis broadcast to the count and collapsed with its neighbour: before the "
+        "axis for `tile` (the axis repeats), after it for `repeat` (each element repeats).",
+        [("tile(A, (2, 3))  with A: (I, J)", lambda: derived_shape.tile(_in("A", I, J), (2, 3))),
+         ("repeat(A, 2, axis=0)  with A: (I, J)",
+          lambda: derived_shape.repeat(_in("A", I, J), 2, 0))]),
+    "diff": ("`np.diff`: `x[1:] - x[:-1]` along the axis (`!=` for bool), `n` times; "
+             "`prepend`/`append` concatenated first.",
+             [("diff(A, axis=1)  with A: (I, J)", lambda: derived_shape.diff(_in("A", I, J)))]),
+    "reshape(order='F')": (
+        "Axes reversed, reshaped row-major to the reversed shape, reversed back.",
+        [("reshape(A, (J, I), order='F')  with A: (I, J)",
+          lambda: derived_shape.reshape_order(_in("A", I, J), (J, I), "F"))]),
+    "block_array": (
+        "scipy's `block_array`: each row of blocks a concat along axis 1, the rows a concat "
+        "along axis 0; a `None` block is padding of the block beside it (zeros, nothing "
+        "stored); `dtype=` casts every block first.",
+        [("block_array([[A, None], [None, B]])  with A: (I, J), B: (K, N)",
+          lambda: derived_shape.block_array([[_in("A", I, J), None], [None, _in("B", K, N)]]))]),
+    "mean": (
+        "`np.mean`: the sum in the accumulation dtype (float64 for integers and bool, float32 "
+        "for float16) divided by the element count (`sizeof`), cast to the result dtype.",
+        [("mean(A, axis=1)  with A: (I, J)", lambda: reductions.mean(_in("A", I, J), 1))]),
+    "var / std": (
+        "`np.var`: the mean with kept axes, squared deviations (`re² + im²` for complex), their "
+        "sum over `maximum(count - correction, 0)`; `std` its `sqrt`.",
+        [("var(A, axis=0, correction=1)  with A: (I, J)",
+          lambda: reductions.var(_in("A", I, J), 0, correction=1))]),
+    "argmax / argmin": (
+        "The smallest coordinate (`iota`) where the array equals its maximum or is NaN (NumPy "
+        "reports the first NaN); `axis=None` reads the flattened array.",
+        [("argmax(A, axis=1)  with A: (I, J)", lambda: reductions.argmax(_in("A", I, J), 1))]),
+    "nansum / nanprod / nanmax / nanmin / nanmean / nanvar / nanstd": (
+        "NaNs replaced by the identity (`nanmax`: by -inf, and a slice of NaNs only is NaN "
+        "again); the `nanmean` family divides by the count of non-NaN elements.",
+        [("nanmax(A, axis=0)  with A: (I, J)", lambda: reductions.nanmax(_in("A", I, J), 0))]),
+    "count_nonzero": ("The sum of `x != 0` as intp.",
+                      [("count_nonzero(A)  with A: (I, J)",
+                        lambda: reductions.count_nonzero(_in("A", I, J)))]),
+    "max(explicit=True)": (
+        "scipy's `explicit=True`: the maximum of the nonzero elements, 0 where there is "
+        "none. (scipy reads stored elements, so a stored 0 counts there; the language's "
+        "values do not record storage.)",
+        [("max(A, axis=1, explicit=True)  with A: (I, J)",
+          lambda: reductions.explicit_extreme("max", _in("A", I, J), 1))]),
 }
 
 
@@ -235,7 +314,8 @@ def _section_derived() -> list[str]:
 
 def _section_compute() -> list[str]:
     lines = ["## 4. Compute nodes", ""]
-    for cls in (compute.Input, compute.Literal, compute.Map, compute.Reduce):
+    for cls in (compute.Input, compute.Literal, compute.SizeOf, compute.Iota, compute.Map,
+                compute.Reduce):
         lines += [f"### `{cls.__name__}`", "", _doc(cls), ""]
     return lines
 
@@ -257,6 +337,18 @@ def _c_reading(fn) -> str:
     return "; ".join(f"{kinds}: {_code(text)}" for kinds, text in fn.c_expr)
 
 
+def _value_at_zero(fn) -> str:
+    """``f(0, ..., 0)`` in the first dtype of float64, int64, bool with a NumPy loop."""
+    for dt in (F64, np.dtype("int64"), np.dtype("bool")):
+        try:
+            with np.errstate(all="ignore"):
+                value = fn.value_at_zero((dt,) * fn.arity)
+        except (TypeError, ValueError):
+            continue
+        return f"{value!r} ({dt})" if dt != F64 else str(value)
+    return ""
+
+
 def _section_functions() -> list[str]:
     lines = [
         "## 5. Elementwise functions", "",
@@ -276,13 +368,16 @@ def _section_functions() -> list[str]:
     rows = []
     for name, fn in FUNCTIONS.items():
         ann, ident = _facts(fn)
-        with np.errstate(all="ignore"):
-            zero = fn.value_at_zero((F64,) * fn.arity)
-        rows.append([f"`{name}`", str(fn.arity), fn.doc, ann, ident, str(zero),
+        rows.append([f"`{name}`", str(fn.arity), fn.doc, ann, ident, _value_at_zero(fn),
                      "yes" if fn.commutative else "", "yes" if fn.associative else "",
                      _c_reading(fn)])
     lines += _table(["name", "arity", "meaning", "annihilates", "identity",
-                     "f(0, ..., 0) float64", "commutative", "associative", "Cython"], rows)
+                     "f(0, ..., 0)", "commutative", "associative", "Cython"], rows)
+    cast = cast_function(np.dtype("float32"))
+    lines += ["", f"`astype(x, dtype)` is one function per target dtype "
+              f"(`{cast_name(np.dtype('float32'))}`, ...): x as dtype (NumPy's unsafe cast); "
+              f"it annihilates 0 and its Cython reading is {_c_reading(cast)} "
+              f"(float32 shown)."]
     lines += ["", "### Monoids (reductions)", "",
               "A reduction over a 0-length axis gives the monoid's identity; `max`/`min` have "
               "none, so reducing a known-empty axis is ill-formed and a symbolic one bound to "

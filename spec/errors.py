@@ -1,7 +1,10 @@
 """The three kinds of error (DESIGN §6): who is at fault is part of the type.
 
 * :class:`IllFormedProgram` — the program is wrong (shape, dtype, format or parameter
-  mismatch). Raised when the program is *built*, before anything runs.
+  mismatch). Raised when the program is *built*, before anything runs. Two subclasses are
+  also the Python errors NumPy raises for the same mistake, so code that catches those
+  still works: :class:`IllFormedIndex` (an ``IndexError``) and :class:`IllFormedArgument`
+  (a ``TypeError``).
 * :class:`InvalidData` — the program is fine but the data handed to it is not (a malformed
   CSR, an array whose shape contradicts a size already bound, ...).
 * :class:`InternalError` — sparsefold's own bug.
@@ -11,7 +14,8 @@ Messages state what was expected and what was found; tests match a stable piece 
 
 from __future__ import annotations
 
-__all__ = ["SparsefoldError", "IllFormedProgram", "InvalidData", "InternalError"]
+__all__ = ["SparsefoldError", "IllFormedProgram", "IllFormedIndex", "IllFormedArgument",
+           "InvalidData", "InternalError"]
 
 
 class SparsefoldError(Exception):
@@ -20,6 +24,17 @@ class SparsefoldError(Exception):
 
 class IllFormedProgram(SparsefoldError, ValueError):
     """The program is not well-formed: a shape, dtype, format or parameter mismatch."""
+
+
+class IllFormedIndex(IllFormedProgram, IndexError):
+    """An ill-formed program that indexes outside an array: an index or axis out of
+    bounds, too many indices, an index of a kind that is not one (NumPy raises
+    ``IndexError``, or ``AxisError``, which is one too)."""
+
+
+class IllFormedArgument(IllFormedProgram, TypeError):
+    """An ill-formed program with an argument of the wrong type (``axis=1.5``, a set of
+    axes): NumPy raises ``TypeError``."""
 
 
 class InvalidData(SparsefoldError, ValueError):

@@ -32,13 +32,14 @@ from typing import Any
 
 import numpy as np
 
+from sparsefold.spec.c_library import C_LIBRARY
 from sparsefold.spec.errors import IllFormedProgram
 from sparsefold.spec.sizes import check_symbol_name
 
 __all__ = [
     "ElementwiseFunction", "FUNCTIONS", "register_function", "get_function", "check_facts",
     "Monoid", "MONOIDS", "get_monoid", "result_dtype", "check_dtype", "check_c_expr",
-    "zero_preserving",
+    "zero_preserving", "cast_function", "cast_name",
 ]
 
 _SUPPORTED_KINDS = "biufc"  # bool, signed, unsigned, float, complex
@@ -78,12 +79,23 @@ class ElementwiseFunction:
     commutative: bool = False
     associative: bool = False
     doc: str = ""
+    loop: str = "ufunc"                      # the dtypes arguments are computed in: "ufunc"
+    #                                          (NumPy's loop for them), "own" (each its own:
+    #                                          real, imag), "result" (the result's: astype)
+    c_domain: tuple[tuple[str, str, str], ...] = ()
+    #                                          (kinds, condition over {0}.., message): where
+    #                                          the condition fails the data is invalid
 
     def __post_init__(self):
         # c_expr is pasted into generated Cython: it must be an expression and nothing else
         texts = self.c_expr if isinstance(self.c_expr, tuple) else ((None, self.c_expr),)
         for _, text in texts:
             check_c_expr(text, self.arity, what=f"c_expr of {self.name!r}")
+        for _, text, _ in self.c_domain:
+            check_c_expr(text, self.arity, what=f"c_domain of {self.name!r}")
+        if self.loop not in ("ufunc", "own", "result"):
+            raise IllFormedProgram(f"loop must be 'ufunc', 'own' or 'result', found "
+                                   f"{self.loop!r}")
 
     def c_text(self, kind: str) -> str | None:
         """The Cython reading for arguments computed in dtype kind ``kind`` (``"f"``,
@@ -92,9 +104,30 @@ class ElementwiseFunction:
             return self.c_expr
         return next((text for kinds, text in self.c_expr if kind in kinds), None)
 
+    def c_checks(self, kind: str) -> list[tuple[str, str]]:
+        """``(condition, message)`` the arguments must meet, computed in ``kind``."""
+        return [(text, msg) for kinds, text, msg in self.c_domain if kind in kinds]
+
     def result_dtype(self, args: tuple[Any, ...]) -> np.dtype:
         """Result dtype by NumPy's rules; ``args`` are dtypes or weak Python scalars."""
         return result_dtype(self.impl, args, what=self.name)
+
+    def loop_dtypes(self, args: tuple[Any, ...], result: np.dtype) -> tuple[np.dtype, ...]:
+        """The dtypes NumPy computes the arguments in (``args``: dtypes, or weak Python
+        scalars): its ufunc loop for them, each argument's own dtype, or the result's."""
+        if self.loop == "own":
+            return tuple(a if isinstance(a, np.dtype) else np.asarray(a).dtype for a in args)
+        if self.loop == "ufunc" and isinstance(self.impl, np.ufunc):
+            try:
+                types = self.impl.resolve_dtypes(
+                    tuple(a if isinstance(a, np.dtype) else type(a) for a in args)
+                    + (None,) * self.impl.nout)
+                return tuple(np.dtype(t) for t in types[:self.arity])
+            except (TypeError, ValueError):
+                pass
+        if self.name == "where":
+            return (np.dtype(bool), result, result)
+        return tuple(result for _ in args)
 
     def value_at_zero(self, dtypes: tuple[np.dtype, ...]) -> Any:
         """``f(0, ..., 0)`` for arguments of these dtypes (the output's fill value)."""
@@ -125,7 +158,8 @@ def result_dtype(impl: Callable, args: tuple[Any, ...], *, what: str) -> np.dtyp
 # What a declared C expression may contain besides its {0}, {1}, ... arguments: arithmetic,
 # comparisons, and/or/not, ``a if c else b``, numbers, and the names every kernel module has
 # in scope (Cython's C builtins and the libc.math cimports of compiler/source.py).
-_C_NAMES = frozenset({"abs", "min", "max", "fabs", "pow", "NAN", "INFINITY"})
+_C_NAMES = frozenset({"abs", "min", "max"} | {n for n, c in C_LIBRARY.items()
+                                              if c.source != "type"})
 _C_NODES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp,
             ast.Call, ast.Name, ast.Constant, ast.Load, ast.operator, ast.unaryop, ast.boolop,
             ast.cmpop)
@@ -145,8 +179,8 @@ def check_c_expr(text: str | None, arity: int, *, what: str = "c_expr") -> str |
     def bad(why: str):
         return IllFormedProgram(
             f"{what} must be a one-line expression over {{0}}..{{{arity - 1}}} using numbers, "
-            f"arithmetic, comparisons, and/or/not, 'a if c else b' and "
-            f"{', '.join(sorted(_C_NAMES))}; {why}, found {text!r}")
+            f"arithmetic, comparisons, and/or/not, 'a if c else b', abs/min/max and the C "
+            f"library names of sparsefold.spec.c_library; {why}, found {text!r}")
     if not isinstance(text, str):
         raise bad("not a str")
     if not text.isascii() or not text.isprintable() or "#" in text or "\\" in text:
@@ -173,7 +207,8 @@ def check_c_expr(text: str | None, arity: int, *, what: str = "c_expr") -> str |
             raise bad(f"the constant {node.value!r} is not allowed")
         if isinstance(node, ast.Call) and (node.keywords or not isinstance(node.func, ast.Name)
                                            or node.func.id not in _C_NAMES):
-            raise bad("only abs/min/max/fabs/pow may be called, without keywords")
+            raise bad("only abs/min/max and C library names may be called, without "
+                      "keywords")
     return text
 
 
@@ -245,44 +280,6 @@ def check_facts(fn: ElementwiseFunction, kinds: str = "bif") -> list[str]:
     return problems
 
 
-def _builtin(name, arity, impl, c_expr, doc, **facts):
-    FUNCTIONS[name] = ElementwiseFunction(name, arity, impl, c_expr, doc=doc, **facts)
-
-
-# name, arity, NumPy meaning, Cython text, doc, facts
-_builtin("add", 2, np.add, "({0} + {1})", "x + y", identity=0, commutative=True,
-         associative=True)
-_builtin("subtract", 2, np.subtract, "({0} - {1})", "x - y")
-_builtin("multiply", 2, np.multiply, "({0} * {1})", "x * y", annihilates=(0, 1), identity=1,
-         commutative=True, associative=True)
-_builtin("divide", 2, np.true_divide, "({0} / {1})",
-         "x / y (true division: integers give float; x/0 is ±inf, 0/0 nan)")
-_builtin("power", 2, np.power, (("f", "pow({0}, {1})"),),
-         "x ** y (0 ** 0 == 1, so not zero-preserving); integer power is not compiled yet")
-_builtin("maximum", 2, np.maximum,
-         (("f", "({0} if ({0} >= {1} or {0} != {0}) else {1})"), ("biu", "max({0}, {1})")),
-         "max(x, y), nan propagates", commutative=True, associative=True)
-_builtin("minimum", 2, np.minimum,
-         (("f", "({0} if ({0} <= {1} or {0} != {0}) else {1})"), ("biu", "min({0}, {1})")),
-         "min(x, y), nan propagates", commutative=True, associative=True)
-_builtin("negative", 1, np.negative, "(-{0})", "-x", annihilates=(0,),
-         annihilation_needs_finite=False)
-_builtin("abs", 1, np.abs,
-         (("f", "fabs({0})"), ("b", "{0}"), ("iu", "({0} if {0} >= 0 else -{0})")),
-         "|x|", annihilates=(0,), annihilation_needs_finite=False)
-for _name, _np, _sym in [("less", np.less, "<"), ("less_equal", np.less_equal, "<="),
-                         ("equal", np.equal, "=="), ("not_equal", np.not_equal, "!="),
-                         ("greater", np.greater, ">"), ("greater_equal", np.greater_equal, ">=")]:
-    _builtin(_name, 2, _np, f"({{0}} {_sym} {{1}})", f"x {_sym} y (bool)",
-             commutative=_name in ("equal", "not_equal"))
-_builtin("logical_and", 2, np.logical_and, "({0} and {1})", "x and y (bool)",
-         annihilates=(0, 1), annihilation_needs_finite=False, commutative=True,
-         associative=True)
-_builtin("logical_or", 2, np.logical_or, "({0} or {1})", "x or y (bool)", commutative=True,
-         associative=True)
-_builtin("where", 3, np.where, "({1} if {0} else {2})", "y where c else z")
-
-
 @dataclass(frozen=True, slots=True)
 class Monoid:
     """A reduction: NumPy's reduction function, its binary operation and identity, and its
@@ -292,7 +289,9 @@ class Monoid:
     impl: Callable[..., Any]             # np.sum etc., called with axis= and dtype= where valid
     combine: Callable[..., Any]          # the binary operation as a NumPy ufunc (np.add, ...)
     identity: Any                        # None: no identity (max/min of nothing is an error)
-    c_combine: str                       # Cython text combining accumulator {0} with {1}
+    c_combine: str | tuple[tuple[str, str], ...]
+    #                                      Cython text combining accumulator {0} with {1}, or
+    #                                      (dtype kinds, text) pairs as a function's c_expr
     takes_dtype: bool = True
     selects: str | None = None           # max/min: the C comparison by which {1} replaces
     #                                      {0} (kernels add the NaN test: NaN propagates)
@@ -303,6 +302,12 @@ class Monoid:
 
     def __str__(self) -> str:
         return self.name
+
+    def c_text(self, kind: str) -> str | None:
+        """The Cython combination for values of dtype kind ``kind``; None: not compiled."""
+        if isinstance(self.c_combine, str):
+            return self.c_combine
+        return next((text for kinds, text in self.c_combine if kind in kinds), None)
 
     def start(self, dtype: np.dtype) -> Any:
         """Where a reduction over stored entries starts in ``dtype``: the identity, or for
@@ -330,7 +335,8 @@ class Monoid:
 MONOIDS: dict[str, Monoid] = {
     m.name: m for m in [
         Monoid("sum", np.sum, np.add, 0, "{0} + {1}"),
-        Monoid("prod", np.prod, np.multiply, 1, "{0} * {1}"),
+        Monoid("prod", np.prod, np.multiply, 1, (("biuf", "{0} * {1}"),
+                                                  ("c", "sf_cmul({0}, {1})"))),
         Monoid("max", np.max, np.maximum, None, "max({0}, {1})", takes_dtype=False,
                selects=">"),
         Monoid("min", np.min, np.minimum, None, "min({0}, {1})", takes_dtype=False,
@@ -348,3 +354,34 @@ def get_monoid(name: str | Monoid) -> Monoid:
         return MONOIDS[name]
     except KeyError:
         raise IllFormedProgram(f"unknown reduction {name!r}; known: {sorted(MONOIDS)}") from None
+
+
+# --- casts ------------------------------------------------------------------------------------
+
+_CASTS: dict[np.dtype, ElementwiseFunction] = {}
+
+
+def cast_name(dtype: np.dtype) -> str:
+    return f"astype_{np.dtype(dtype).name}"
+
+
+def cast_function(dtype: Any) -> ElementwiseFunction:
+    """``astype(x, dtype)`` as an elementwise function: NumPy's unsafe cast (floats to
+    integers truncate toward 0, nonzero is True, complex to real drops the imaginary part).
+    One function per target dtype, made on first use."""
+    dt = check_dtype(dtype, what="astype dtype")
+    hit = _CASTS.get(dt)
+    if hit is None:
+        if dt.kind == "b":
+            c = "({0} != 0)"
+            texts = (("biufc", c),)
+        elif dt.kind == "c":
+            texts = (("biufc", "{0}"),)
+        else:
+            texts = (("biuf", "{0}"), ("c", "creal({0})"))
+        hit = ElementwiseFunction(
+            cast_name(dt), 1, lambda x, dt=dt: np.asarray(x).astype(dt), texts,
+            annihilates=(0,), annihilation_needs_finite=False, loop="own",
+            doc=f"x as {dt} (NumPy's unsafe cast)")
+        _CASTS[dt] = hit
+    return hit

@@ -45,7 +45,12 @@ from typing import Any
 
 import numpy as np
 
-from sparsefold.spec.errors import IllFormedProgram, InternalError
+from sparsefold.spec.errors import (
+    IllFormedArgument,
+    IllFormedIndex,
+    IllFormedProgram,
+    InternalError,
+)
 from sparsefold.spec.sizes import TRUE, Const, Expr, as_expr, assume_equal, definitely_equal
 
 __all__ = ["Node", "ShapeOp", "Piece", "IndexMap", "RandomRow", "Shape", "normalize_axis",
@@ -211,10 +216,12 @@ class ShapeOp(Node):
 
 def normalize_axis(axis: Any, ndim: int, *, what: str = "axis") -> int:
     """NumPy's axis convention: ``-ndim <= axis < ndim``; negative counts from the end."""
+    if isinstance(axis, np.ndarray) and axis.ndim == 0 and axis.dtype.kind in "iu":
+        axis = int(axis)
     if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
-        raise IllFormedProgram(f"{what} must be an integer, found {axis!r}")
+        raise IllFormedArgument(f"{what} must be an integer, found {axis!r}")
     if not -ndim <= axis < ndim:
-        raise IllFormedProgram(
+        raise IllFormedIndex(
             f"{what} {axis} is out of bounds for an array with {ndim} dimensions")
     return int(axis) % ndim if ndim else 0
 

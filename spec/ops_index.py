@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from sparsefold.spec.compute import symbolic_input
-from sparsefold.spec.errors import IllFormedProgram
+from sparsefold.spec.errors import IllFormedArgument, IllFormedIndex, IllFormedProgram
 from sparsefold.spec.ir import Node, Piece, RandomRow, ShapeOp, normalize_axis, show_shape
 from sparsefold.spec.sizes import (
     TRUE,
@@ -61,7 +61,7 @@ def normalize_slice(n: Expr, start: Any, stop: Any, step: Any) -> tuple[Expr, in
     if step is None:
         step = 1
     if isinstance(step, (bool, np.bool_)) or not isinstance(step, (int, np.integer)):
-        raise IllFormedProgram(f"slice step must be a non-zero integer, found {step!r}")
+        raise IllFormedArgument(f"slice step must be a non-zero integer, found {step!r}")
     step = int(step)
     if step == 0:
         raise IllFormedProgram("slice step must be a non-zero integer, found 0")
@@ -170,7 +170,7 @@ class Index(ShapeOp):
         v, nv = const_value(idx), const_value(n)
         if v is not None and nv is not None:
             if not -nv <= v < nv:
-                raise IllFormedProgram(
+                raise IllFormedIndex(
                     f"index {v} is out of bounds for axis {a} with size {nv}")
             return a, Const(v % nv)
         if v is not None and v < 0:
@@ -180,7 +180,7 @@ class Index(ShapeOp):
     def check(self, shapes):
         a, idx = self._where(shapes[0])
         if self.requires(shapes) == Const(0):  # e.g. index J on an axis of size J
-            raise IllFormedProgram(
+            raise IllFormedIndex(
                 f"index {idx} is out of bounds for axis {a} with size {shapes[0][a]}")
 
     def shape_rule(self, shapes):

@@ -108,11 +108,20 @@ def wrap_levels(fmt: Format, shape, val: np.ndarray, arrays: dict[str, np.ndarra
     return _container(kind, shape, val, arrays, library)
 
 
+def _check_scipy_dtype(dtype: np.dtype, library: str) -> None:
+    """scipy.sparse has no float16 arrays (its own ``A.sin()`` of a bool array raises)."""
+    if library == "scipy" and np.dtype(dtype) == np.float16:
+        raise IllFormedProgram(
+            "a float16 result cannot be a scipy.sparse array (scipy.sparse does not support "
+            "float16); ask for out='dense', or cast first with astype(float32)")
+
+
 def from_dense(dense: np.ndarray, fmt: Format, library: str):
     """The container for a result computed densely (the dense strategy) in ``fmt``."""
     kind = storage_kind(fmt)
     if kind is None:
         return dense
+    _check_scipy_dtype(dense.dtype, library)
     if dense.ndim == 2 and kind in ("csr", "csc"):
         import scipy.sparse as sp
         res = (sp.csr_array if kind == "csr" else sp.csc_array)(dense)
@@ -129,6 +138,7 @@ def from_dense(dense: np.ndarray, fmt: Format, library: str):
 def _container(kind: str, shape, val: np.ndarray, arrays: dict[str, np.ndarray], library: str):
     """A scipy (or pydata) array of storage ``kind`` around canonical level arrays."""
     import scipy.sparse as sp
+    _check_scipy_dtype(val.dtype, library)
     ndim = len(shape)
     if kind in ("csr", "csc") and ndim == 2:
         cls = sp.csr_array if kind == "csr" else sp.csc_array

@@ -217,18 +217,18 @@ def test_unknown_reduction_and_dtype_requests(x):
 
 # --- & and | ------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("left,right,found", [
-    (np.zeros(3, np.int64), np.zeros(3, np.int64), "int64"),
-    (np.zeros(3), np.zeros(3, bool), "float64"),
-    (np.zeros(3, bool), 1, "int64"),
-    (np.zeros(3, np.uint8), np.zeros(3, bool), "uint8"),
+@pytest.mark.parametrize("left,right", [
+    (np.zeros(3), np.zeros(3, bool)),
+    (np.zeros(3, np.float32), 1),
+    (np.zeros(3, np.complex128), np.zeros(3, np.int64)),
 ], ids=str)
-def test_and_or_need_bool_operands(left, right, found):
+def test_bitwise_operators_need_bool_or_integer_operands(left, right):
+    # as NumPy's: & | ^ are bitwise_and/or/xor, which have no loop for floats
     L = sf.asarray(left)
     R = sf.asarray(right) if isinstance(right, np.ndarray) else right
-    for build in (lambda: L & R, lambda: L | R, lambda: R & L, lambda: R | L):
-        with pytest.raises(IllFormedProgram, match=f"'&' and '\\|' need bool operands, "
-                                                   f"found {found}"):
+    for name, build in (("bitwise_and", lambda: L & R), ("bitwise_or", lambda: L | R),
+                        ("bitwise_xor", lambda: R ^ L), ("bitwise_or", lambda: R | L)):
+        with pytest.raises(IllFormedProgram, match=f"{name}: no NumPy loop for arguments"):
             build()
 
 

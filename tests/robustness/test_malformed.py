@@ -591,8 +591,10 @@ for shape in {shapes!r}:
         try:
             sf.jit(fn2 if t._rank(fmt) == 2 else fn1, out="coo")(*args)
             res = ["result", ""]
-        except Exception as exc:
-            res = [type(exc).__name__, str(exc)]
+        except Exception as exc:  # our kinds by base class (IllFormedIndex is ill-formed)
+            kind = next((c.__name__ for c in (sf.InvalidData, sf.IllFormedProgram)
+                         if isinstance(exc, c)), type(exc).__name__)
+            res = [kind, str(exc)]
         print(json.dumps([shape, family] + res), flush=True)
 """
 

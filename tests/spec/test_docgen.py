@@ -103,6 +103,24 @@ def _front_end() -> dict[str, list]:
         "vstack": [sf.vstack([A, sf.symbol("B", shape=("K", "J"))]), sf.vstack([v, w])],
         "matmul": [A @ sf.symbol("B", shape=("J", "K")), A @ sf.symbol("x", shape=("J",))],
         "tensordot": [sf.tensordot(A3, sf.symbol("B", shape=("J", "K", "N")), axes=2)],
+        "dot": [sf.dot(A3, sf.symbol("B", shape=("N", "K", "J")))],
+        "outer": [sf.outer(v, sf.symbol("w", shape=("K",)))],
+        "vecdot": [sf.vecdot(A, sf.symbol("B", shape=("I", "J")))],
+        "einsum": [sf.einsum("ij,jk,kl->il", A, sf.symbol("B", shape=("J", "K")),
+                             sf.symbol("C", shape=("K", "N"))),
+                   sf.einsum("ii->i", sf.symbol("A", shape=("N", "N")))],
+        "swapaxes / matrix_transpose": [sf.symbol("A", shape=("N", "I", "J")).mT],
+        "tile / repeat": [sf.tile(A, (2, 3)), sf.repeat(A, 2, axis=0)],
+        "diff": [sf.diff(A, axis=1)],
+        "reshape(order='F')": [A.reshape((J, I), order="F")],
+        "block_array": [sf.block_array([[A, None], [None, sf.symbol("B", shape=("K", "N"))]])],
+        "mean": [sf.mean(A, axis=1)],
+        "var / std": [sf.var(A, axis=0, correction=1)],
+        "argmax / argmin": [sf.argmax(A, axis=1)],
+        "nansum / nanprod / nanmax / nanmin / nanmean / nanvar / nanstd": [
+            sf.nanmax(A, axis=0)],
+        "count_nonzero": [sf.count_nonzero(A)],
+        "max(explicit=True)": [sf.max(A, axis=1, explicit=True)],
     }
 
 
@@ -125,6 +143,25 @@ _NUMPY = {
     "vstack": [lambda A, B: np.vstack([A, B]), lambda v, w: np.vstack([v, w])],
     "matmul": [np.matmul, np.matmul],
     "tensordot": [lambda A, B: np.tensordot(A, B, axes=2)],
+    "dot": [np.dot],
+    "outer": [np.outer],
+    "vecdot": [np.vecdot],
+    "einsum": [lambda A, B, C: np.einsum("ij,jk,kl->il", A, B, C),
+               lambda A: np.einsum("ii->i", A)],
+    "swapaxes / matrix_transpose": [lambda A: np.matrix_transpose(A)],
+    "tile / repeat": [lambda A: np.tile(A, (2, 3)), lambda A: np.repeat(A, 2, axis=0)],
+    "diff": [lambda A: np.diff(A, axis=1)],
+    "reshape(order='F')": [lambda A: A.reshape(A.shape[::-1], order="F")],
+    "block_array": [lambda A, B: np.block([[A, np.zeros((A.shape[0], B.shape[1]))],
+                                           [np.zeros((B.shape[0], A.shape[1])), B]])],
+    "mean": [lambda A: np.mean(A, axis=1)],
+    "var / std": [lambda A: np.var(A, axis=0, ddof=1)],
+    "argmax / argmin": [lambda A: np.argmax(A, axis=1)],
+    "nansum / nanprod / nanmax / nanmin / nanmean / nanvar / nanstd": [
+        lambda A: np.nanmax(A, axis=0)],
+    "count_nonzero": [np.count_nonzero],
+    "max(explicit=True)": [lambda A: np.where((A != 0).any(axis=1),
+                                              np.where(A != 0, A, -np.inf).max(axis=1), 0)],
 }
 _SHAPES = {"I": 3, "J": 4, "K": 2, "N": 5}
 

@@ -1,0 +1,196 @@
+"""The built-in elementwise functions: the array API standard's elementwise set, with NumPy's
+meaning (DESIGN §1; issue #16).
+
+One row per function: its name, arity, NumPy implementation, Cython reading per dtype kind
+(``b`` bool, ``i`` signed, ``u`` unsigned, ``f`` float, ``c`` complex — the kind of the
+arguments NumPy computes in; a kind without a text is not compiled), its documentation and
+its zero algebra. ``f(0, ..., 0)`` is not written here: it is the implementation's own
+value (``value_at_zero``), so it cannot be stated wrongly; ``annihilates`` is declared and
+checked on sample values (``check_facts``; the test suite checks every built-in).
+
+Names follow the array API (``asin``, ``bitwise_and``, ``pow`` is ``power``); the front end
+also offers NumPy's spellings (``arcsin``, ``left_shift``, ``conjugate``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sparsefold.spec.functions import FUNCTIONS, ElementwiseFunction
+
+__all__ = ["UNARY_MATH", "NUMPY_ALIASES"]
+
+
+def _builtin(name, arity, impl, c_expr, doc, **facts):
+    FUNCTIONS[name] = ElementwiseFunction(name, arity, impl, c_expr, doc=doc, **facts)
+
+
+_EVERY = "biufc"
+
+# --- arithmetic -------------------------------------------------------------------------------
+_builtin("add", 2, np.add, "({0} + {1})", "x + y", identity=0, commutative=True,
+         associative=True)
+_builtin("subtract", 2, np.subtract, "({0} - {1})", "x - y")
+_builtin("multiply", 2, np.multiply, (("biuf", "({0} * {1})"), ("c", "sf_cmul({0}, {1})")),
+         "x * y", annihilates=(0, 1), identity=1, commutative=True, associative=True)
+_builtin("divide", 2, np.true_divide, (("biuf", "({0} / {1})"), ("c", "sf_cdiv({0}, {1})")),
+         "x / y (true division: integers give float; x/0 is ±inf, 0/0 nan)")
+_builtin("floor_divide", 2, np.floor_divide,
+         (("f", "sf_floor_divide_f({0}, {1})"), ("i", "sf_floor_divide_i({0}, {1})"),
+          ("u", "sf_floor_divide_u({0}, {1})")),
+         "x // y, rounded toward -inf (integers: x // 0 is 0; floats: IEEE)")
+_builtin("remainder", 2, np.remainder,
+         (("f", "sf_remainder_f({0}, {1})"), ("i", "sf_remainder_i({0}, {1})"),
+          ("u", "sf_remainder_u({0}, {1})")),
+         "x % y with the sign of y (integers: x % 0 is 0; floats: x % 0 is nan)")
+_builtin("power", 2, np.power,
+         (("f", "pow({0}, {1})"), ("i", "sf_power_i({0}, {1})"), ("u", "sf_power_u({0}, {1})")),
+         "x ** y (0 ** 0 == 1, so not zero-preserving; integers to a negative integer power "
+         "are invalid data; integer powers wrap)",
+         c_domain=(("i", "{1} >= 0", "power: integers to negative integer powers are not "
+                                     "allowed"),))
+_builtin("negative", 1, np.negative, "(-{0})", "-x", annihilates=(0,),
+         annihilation_needs_finite=False)
+_builtin("positive", 1, np.positive, "{0}", "+x (no loop for bool, as NumPy)",
+         annihilates=(0,), annihilation_needs_finite=False)
+_builtin("abs", 1, np.abs,
+         (("f", "fabs({0})"), ("b", "{0}"), ("iu", "({0} if {0} >= 0 else -{0})"),
+          ("c", "abs({0})")),
+         "|x| (complex: the modulus, a float)", annihilates=(0,),
+         annihilation_needs_finite=False)
+_builtin("square", 1, np.square, (("biuf", "({0} * {0})"), ("c", "sf_cmul({0}, {0})")), "x * x",
+         annihilates=(0,), annihilation_needs_finite=False)
+_builtin("reciprocal", 1, np.reciprocal, (("f", "(1 / {0})"),),
+         "1 / x (integer reciprocal is not compiled: NumPy casts 1.0/x to the integer type)")
+_builtin("sign", 1, np.sign,
+         (("f", "((({0} > 0) - ({0} < 0)) if {0} == {0} else {0})"),
+          ("i", "(({0} > 0) - ({0} < 0))"), ("u", "({0} > 0)")),
+         "-1, 0 or 1 (nan stays nan; complex: x / |x|, not compiled)", annihilates=(0,),
+         annihilation_needs_finite=False)
+_builtin("maximum", 2, np.maximum,
+         (("f", "({0} if ({0} >= {1} or {0} != {0}) else {1})"), ("biu", "max({0}, {1})")),
+         "max(x, y), nan propagates", commutative=True, associative=True)
+_builtin("minimum", 2, np.minimum,
+         (("f", "({0} if ({0} <= {1} or {0} != {0}) else {1})"), ("biu", "min({0}, {1})")),
+         "min(x, y), nan propagates", commutative=True, associative=True)
+_builtin("clip", 3, np.clip, (("f", "sf_clip_f({0}, {1}, {2})"),
+                               ("biu", "min(max({0}, {1}), {2})")),
+         "min(max(x, lo), hi) (NumPy's order: lo > hi gives hi; nan propagates)",
+         loop="result")
+
+# --- comparisons and logic --------------------------------------------------------------------
+for _name, _np, _sym in [("less", np.less, "<"), ("less_equal", np.less_equal, "<="),
+                         ("equal", np.equal, "=="), ("not_equal", np.not_equal, "!="),
+                         ("greater", np.greater, ">"), ("greater_equal", np.greater_equal, ">=")]:
+    _kinds = _EVERY if _sym in ("==", "!=") else "biuf"  # complex order: not compiled
+    _builtin(_name, 2, _np, ((_kinds, f"({{0}} {_sym} {{1}})"),), f"x {_sym} y (bool)",
+             commutative=_name in ("equal", "not_equal"))
+_builtin("logical_and", 2, np.logical_and, "(({0} != 0) and ({1} != 0))", "x and y (bool)",
+         annihilates=(0, 1), annihilation_needs_finite=False, commutative=True,
+         associative=True)
+_builtin("logical_or", 2, np.logical_or, "(({0} != 0) or ({1} != 0))", "x or y (bool)",
+         commutative=True, associative=True)
+_builtin("logical_xor", 2, np.logical_xor, "(({0} != 0) != ({1} != 0))", "x xor y (bool)",
+         commutative=True, associative=True)
+_builtin("logical_not", 1, np.logical_not, "({0} == 0)", "not x (bool; f(0) is True)")
+_builtin("where", 3, np.where, "({1} if {0} else {2})", "y where c else z")
+
+# --- bitwise (bool and integers) --------------------------------------------------------------
+_builtin("bitwise_and", 2, np.bitwise_and, (("biu", "({0} & {1})"),), "x & y",
+         annihilates=(0, 1), annihilation_needs_finite=False, commutative=True,
+         associative=True)
+_builtin("bitwise_or", 2, np.bitwise_or, (("biu", "({0} | {1})"),), "x | y",
+         identity=0, commutative=True, associative=True)
+_builtin("bitwise_xor", 2, np.bitwise_xor, (("biu", "({0} ^ {1})"),), "x ^ y",
+         identity=0, commutative=True, associative=True)
+_builtin("bitwise_invert", 1, np.invert, (("b", "(not {0})"), ("iu", "(~{0})")),
+         "~x (bool: not x; f(0) is -1 or True)")
+_builtin("bitwise_left_shift", 2, np.left_shift, (("iu", "sf_left_shift({0}, {1})"),),
+         "x << y (a shift by the width or more, or a negative one, gives 0)",
+         annihilates=(0,), annihilation_needs_finite=False)
+_builtin("bitwise_right_shift", 2, np.right_shift, (("iu", "sf_right_shift({0}, {1})"),),
+         "x >> y, arithmetic (a shift by the width or more gives 0 or -1)", annihilates=(0,),
+         annihilation_needs_finite=False)
+
+# --- exponentials, logarithms, powers, trigonometry -------------------------------------------
+# name, NumPy meaning, f(0) == 0 (declared; check_facts checks it), complex reading, doc
+UNARY_MATH = [
+    ("exp", np.exp, False, "cexp", "e ** x"),
+    ("expm1", np.expm1, True, None, "e ** x - 1, accurate near 0"),
+    ("log", np.log, False, "clog", "natural logarithm (log 0 is -inf)"),
+    ("log1p", np.log1p, True, None, "log(1 + x), accurate near 0"),
+    ("log2", np.log2, False, None, "base-2 logarithm"),
+    ("log10", np.log10, False, None, "base-10 logarithm"),
+    ("sqrt", np.sqrt, True, "csqrt", "square root (nan below 0)"),
+    ("sin", np.sin, True, "csin", "sine"),
+    ("cos", np.cos, False, "ccos", "cosine"),
+    ("tan", np.tan, True, "ctan", "tangent"),
+    ("asin", np.arcsin, True, "casin", "inverse sine"),
+    ("acos", np.arccos, False, "cacos", "inverse cosine"),
+    ("atan", np.arctan, True, "catan", "inverse tangent"),
+    ("sinh", np.sinh, True, "csinh", "hyperbolic sine"),
+    ("cosh", np.cosh, False, "ccosh", "hyperbolic cosine"),
+    ("tanh", np.tanh, True, "ctanh", "hyperbolic tangent"),
+    ("asinh", np.arcsinh, True, "casinh", "inverse hyperbolic sine"),
+    ("acosh", np.arccosh, False, "cacosh", "inverse hyperbolic cosine"),
+    ("atanh", np.arctanh, True, "catanh", "inverse hyperbolic tangent"),
+]
+for _name, _np, _zero, _complex, _doc in UNARY_MATH:
+    _c = (("f", f"{_name}({{0}})"),) + ((("c", f"{_complex}({{0}})"),) if _complex else ())
+    _builtin(_name, 1, _np, _c, _doc, annihilates=(0,) if _zero else (),
+             annihilation_needs_finite=False)
+
+_builtin("atan2", 2, np.arctan2, (("f", "atan2({0}, {1})"),),
+         "the angle of (x2, x1): atan2(x1, x2) (atan2(0, x) is pi for x < 0)")
+_builtin("hypot", 2, np.hypot, (("f", "hypot({0}, {1})"),), "sqrt(x*x + y*y) without overflow",
+         commutative=True)
+_builtin("copysign", 2, np.copysign, (("f", "copysign({0}, {1})"),),
+         "|x| with the sign of y", annihilates=(0,), annihilation_needs_finite=False)
+_builtin("logaddexp", 2, np.logaddexp, (("f", "sf_logaddexp({0}, {1})"),),
+         "log(exp(x) + exp(y)) (f(0, 0) is log 2)", commutative=True)
+_builtin("nextafter", 2, np.nextafter, (("f", "sf_nextafter({0}, {1})"),),
+         "the next float after x toward y")
+
+# --- rounding ---------------------------------------------------------------------------------
+for _name, _c in (("floor", "floor"), ("ceil", "ceil"), ("trunc", "trunc")):
+    _builtin(_name, 1, getattr(np, _name), (("f", f"{_c}({{0}})"), ("biu", "{0}")),
+             f"{_name} (integers: unchanged)", annihilates=(0,),
+             annihilation_needs_finite=False)
+_builtin("round", 1, np.round,
+         (("f", "rint({0})"), ("biu", "{0}"), ("c", "CMPLX(rint(creal({0})), rint(cimag({0})))")),
+         "round half to even (decimals=0; integers unchanged; bool gives float16)",
+         annihilates=(0,), annihilation_needs_finite=False, loop="own")
+
+# --- IEEE predicates --------------------------------------------------------------------------
+_builtin("isnan", 1, np.isnan, (("fc", "({0} != {0})"), ("biu", "0")), "x is nan (bool)",
+         annihilates=(0,), annihilation_needs_finite=False)
+_builtin("isinf", 1, np.isinf,
+         (("f", "(isinf({0}) != 0)"),
+          ("c", "(isinf(creal({0})) != 0 or isinf(cimag({0})) != 0)"), ("biu", "0")),
+         "x is ±inf (bool)", annihilates=(0,), annihilation_needs_finite=False)
+_builtin("isfinite", 1, np.isfinite,
+         (("f", "(isfinite({0}) != 0)"),
+          ("c", "(isfinite(creal({0})) != 0 and isfinite(cimag({0})) != 0)"), ("biu", "1")),
+         "x is neither nan nor ±inf (bool; f(0) is True)")
+_builtin("signbit", 1, np.signbit, (("f", "(signbit({0}) != 0)"),),
+         "the sign bit is set (bool; true for -0.0)", annihilates=(0,),
+         annihilation_needs_finite=False)
+
+# --- complex parts ----------------------------------------------------------------------------
+_builtin("conj", 1, np.conjugate, (("biuf", "{0}"), ("c", "conj({0})")), "complex conjugate",
+         annihilates=(0,), annihilation_needs_finite=False)
+_builtin("real", 1, np.real, (("biuf", "{0}"), ("c", "creal({0})")),
+         "real part (complex: a float)", annihilates=(0,), annihilation_needs_finite=False,
+         loop="own")
+_builtin("imag", 1, np.imag, (("biuf", "0"), ("c", "cimag({0})")),
+         "imaginary part (0 for real dtypes)", annihilates=(0,),
+         annihilation_needs_finite=False, loop="own")
+
+# NumPy spellings the front end offers for array-API names
+NUMPY_ALIASES = {
+    "arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "asinh",
+    "arccosh": "acosh", "arctanh": "atanh", "arctan2": "atan2", "conjugate": "conj",
+    "left_shift": "bitwise_left_shift", "right_shift": "bitwise_right_shift",
+    "invert": "bitwise_invert", "true_divide": "divide", "mod": "remainder", "pow": "power",
+    "absolute": "abs",
+}
