@@ -156,7 +156,7 @@ def run(
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: coiterate -> csr
-# sparsefold compiler 0.2.0; source hash 38bfa070ef05ed94
+# sparsefold compiler 0.2.0; source hash b3473c09c2864251
 #
 # Program:
 #   %0 = input tmp0: float32[n0, n0] csr
@@ -291,7 +291,7 @@ def run(
                             range_v = 0
                 if row_bad32:
                     e_a = p_a
-                stale_a = 1
+                stale_a = True
                 s_b = r
                 p_b = in_a0_pos1[s_b]
                 e_b = in_a0_pos1[s_b + 1]
@@ -311,16 +311,16 @@ def run(
                             range_v_2 = 0
                 if row_bad32_2:
                     e_b = p_b
-                stale_b = 1
+                stale_b = True
                 while True:
                     if stale_a:
-                        stale_a = 0
+                        stale_a = False
                         key_a = INT64_MAX
                         if p_a < e_a:
                             i1_a = in_tmp0_crd1[p_a]
                             key_a = i1_a
                     if stale_b:
-                        stale_b = 0
+                        stale_b = False
                         key_b = INT64_MAX
                         if p_b < e_b:
                             i0_b = in_a0_crd1[p_b]
@@ -342,10 +342,10 @@ def run(
                     n = n + 1
                     if key_a == k:
                         p_a = p_a + 1
-                        stale_a = 1
+                        stale_a = True
                     if key_b == k:
                         p_b = p_b + 1
-                        stale_b = 1
+                        stale_b = True
                 out_pos1[r + 1] = <int32_t>n
     if sf_bad:
         _sf_fail(sf_bad, sf_a, sf_b, sf_c)

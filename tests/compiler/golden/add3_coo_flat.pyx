@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: coiterate -> coo
-# sparsefold compiler 0.2.0; source hash 95412a23d0ff2d0e
+# sparsefold compiler 0.2.0; source hash df558bf4911a276e
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] coo
@@ -111,18 +111,18 @@ def run(
         n = 0
         m = 0
         # co-iteration of a0, a1, a2 over a2 | (a0 & a1): one cursor per piece, keys in storage order (proved); the smallest key is visited next
-        stale_a = 1
+        stale_a = True
         q0_a = in_a0_pos0[0]
         end_a = in_a0_pos0[1]
-        stale_b = 1
+        stale_b = True
         q0_b = in_a1_pos0[0]
         end_b = in_a1_pos0[1]
-        stale_c = 1
+        stale_c = True
         q0_c = in_a2_pos0[0]
         end_c = in_a2_pos0[1]
         while True:
             if stale_a:
-                stale_a = 0
+                stale_a = False
                 if q0_a >= end_a:
                     key_a = INT64_MAX
                 else:
@@ -146,7 +146,7 @@ def run(
                     o1_a = i1_a
                     key_a = o0_a * S_n1 + o1_a
             if stale_b:
-                stale_b = 0
+                stale_b = False
                 if q0_b >= end_b:
                     key_b = INT64_MAX
                 else:
@@ -170,7 +170,7 @@ def run(
                     o1_b = i1_b
                     key_b = o0_b * S_n1 + o1_b
             if stale_c:
-                stale_c = 0
+                stale_c = False
                 if q0_c >= end_c:
                     key_c = INT64_MAX
                 else:
@@ -227,13 +227,13 @@ def run(
                 n = n + 1
             if key_a == k:
                 q0_a = q0_a + 1
-                stale_a = 1
+                stale_a = True
             if key_b == k:
                 q0_b = q0_b + 1
-                stale_b = 1
+                stale_b = True
             if key_c == k:
                 q0_c = q0_c + 1
-                stale_c = 1
+                stale_c = True
     if sf_bad:
         _sf_fail(sf_bad, sf_a, sf_b, sf_c)
     return (n, m)

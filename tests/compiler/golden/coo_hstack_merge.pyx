@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: coiterate -> coo
-# sparsefold compiler 0.2.0; source hash 0b8cd263332b5390
+# sparsefold compiler 0.2.0; source hash 244fe1f9a4b4f463
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] coo
@@ -94,15 +94,15 @@ def run(
         n = 0
         m = 0
         # co-iteration of a0+a1 over a0+a1: one cursor per piece, keys in storage order (proved); the smallest key is visited next
-        stale_a0 = 1
+        stale_a0 = True
         q0_a0 = in_a0_pos0[0]
         end_a0 = in_a0_pos0[1]
-        stale_a1 = 1
+        stale_a1 = True
         q0_a1 = in_a1_pos0[0]
         end_a1 = in_a1_pos0[1]
         while True:
             if stale_a0:
-                stale_a0 = 0
+                stale_a0 = False
                 if q0_a0 >= end_a0:
                     key_a0 = INT64_MAX
                 else:
@@ -126,7 +126,7 @@ def run(
                     o1_a0 = i1_a0
                     key_a0 = o0_a0 * (S_n1 + S_n2) + o1_a0
             if stale_a1:
-                stale_a1 = 0
+                stale_a1 = False
                 if q0_a1 >= end_a1:
                     key_a1 = INT64_MAX
                 else:
@@ -171,10 +171,10 @@ def run(
             n = n + 1
             if key_a0 == k:
                 q0_a0 = q0_a0 + 1
-                stale_a0 = 1
+                stale_a0 = True
             if key_a1 == k:
                 q0_a1 = q0_a1 + 1
-                stale_a1 = 1
+                stale_a1 = True
     if sf_bad:
         _sf_fail(sf_bad, sf_a, sf_b, sf_c)
     return (n, m)

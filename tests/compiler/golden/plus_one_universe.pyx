@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: coiterate -> dense
-# sparsefold compiler 0.2.0; source hash c8028bac865e1ba7
+# sparsefold compiler 0.2.0; source hash 8f698615ef7a54d4
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -105,10 +105,10 @@ def run(
                             range_v = 0
                 if row_bad32:
                     e_a = p_a
-                stale_a = 1
+                stale_a = True
                 for k1 in range(S_n1):
                     if stale_a:
-                        stale_a = 0
+                        stale_a = False
                         key_a = INT64_MAX
                         if p_a < e_a:
                             i1_a = in_a0_crd1[p_a]
@@ -120,7 +120,7 @@ def run(
                     out_val[k0 * S_n1 + k1] = v
                     if key_a == k1:
                         p_a = p_a + 1
-                        stale_a = 1
+                        stale_a = True
     if sf_bad:
         _sf_fail(sf_bad, sf_a, sf_b, sf_c)
     return 0

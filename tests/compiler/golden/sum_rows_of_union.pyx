@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: coiterate -> dense
-# sparsefold compiler 0.2.0; source hash 44e38c156deae81d
+# sparsefold compiler 0.2.0; source hash effefc98b4243743
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -131,7 +131,7 @@ def run(
                             range_v = 0
                 if row_bad32:
                     e_a = p_a
-                stale_a = 1
+                stale_a = True
                 s_b = r
                 p_b = in_a1_pos1[s_b]
                 e_b = in_a1_pos1[s_b + 1]
@@ -151,18 +151,18 @@ def run(
                             range_v_2 = 0
                 if row_bad32_2:
                     e_b = p_b
-                stale_b = 1
+                stale_b = True
                 acc = (-INFINITY)
                 acc_n = 0
                 while True:
                     if stale_a:
-                        stale_a = 0
+                        stale_a = False
                         key_a = INT64_MAX
                         if p_a < e_a:
                             i1_a = in_a0_crd1[p_a]
                             key_a = i1_a
                     if stale_b:
-                        stale_b = 0
+                        stale_b = False
                         key_b = INT64_MAX
                         if p_b < e_b:
                             i1_b = in_a1_crd1[p_b]
@@ -183,10 +183,10 @@ def run(
                     acc_n = acc_n + 1
                     if key_a == k:
                         p_a = p_a + 1
-                        stale_a = 1
+                        stale_a = True
                     if key_b == k:
                         p_b = p_b + 1
-                        stale_b = 1
+                        stale_b = True
                 out_cnt[r] = out_cnt[r] + acc_n
                 out_val[r] = (acc if (acc > out_val[r] or acc != acc) and out_val[r] == out_val[r] else out_val[r])
     if sf_bad:
