@@ -124,13 +124,20 @@ def kernel_variants(kernel, input_index: Mapping[str, str],
                 else:
                     raise InternalError(f"no index dtype given for input {inp.name!r}")
                 choices.append([(inp.name, input_index_dtypes(inp, w)) for w in widths])
+            # a dense operand whose last axis is contiguous reads without a stride (the
+            # runtime's choice per call): both variants for each dense operand
+            dense = [inp.name for inp in stage.inputs if inp.format.is_dense]
+            units = [frozenset(c) for r in range(len(dense) + 1)
+                     for c in itertools.combinations(dense, r)]
             for combo in itertools.product(*choices):
                 for out_index in out_indexes:
-                    src, functions = stage.source(dict(combo), out_index)
-                    digest = source_digest(src)
-                    if digest not in found:
-                        found[digest] = Variant(digest, src, tuple(f.name for f in functions),
-                                                _title(src))
+                    for unit in units:
+                        src, functions = stage.source(dict(combo), out_index, unit)
+                        digest = source_digest(src)
+                        if digest not in found:
+                            found[digest] = Variant(digest, src,
+                                                    tuple(f.name for f in functions),
+                                                    _title(src))
     return list(found.values())
 
 

@@ -316,7 +316,7 @@ def trace_generic(fn: AotFunction, sig: Signature):
     if result.bindings:
         raise IllFormedProgram(f"{fn.__qualname__} must compute from its arguments only; it "
                                f"captured arrays wrapped with sf.asarray")
-    out = fn.jit.out or _default_out(infos)
+    out = fn.jit.out or _default_out(infos, result.node, tuple(assumed))
     return result.node, out, tuple(assumed), tuple(params)
 
 

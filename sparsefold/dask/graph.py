@@ -28,7 +28,14 @@ import numpy as np
 from sparsefold.dask.chunking import Layouts, RechunkWarning, from_offsets, ints, offsets
 from sparsefold.dask.nodes import chunk_input_name, flatten, rebuild, token_of
 from sparsefold.dask.pullback import Box, Puller, extents
-from sparsefold.dask.worker import BlockTask, CombineTask, block_jit, run_block, run_combine
+from sparsefold.dask.worker import (
+    COMBINERS,
+    BlockTask,
+    CombineTask,
+    block_jit,
+    run_block,
+    run_combine,
+)
 from sparsefold.interop import ArrayInfo, describe, is_pydata_sparse
 from sparsefold.jit import JitFunction, _default_out, _is_scalar, compile_program
 from sparsefold.spec.compute import Input, Reduce
@@ -139,7 +146,7 @@ class _Plan:
         self.program, _ = jf._trace(trace_args, infos, "concrete")
         self.library = "pydata" if any(i is not None and i.library == "pydata"
                                        for i in infos) else "scipy"
-        self.root_out, self.kind = self._root_format(jf.out or _default_out(infos))
+        self.root_out, self.kind = self._root_format(jf.out or _default_out(infos, self.program))
         self.leaves: dict[int, _Leaf] = {}
         by_name = {n.name: n for n in topological(self.program) if isinstance(n, Input)}
         for name, node in by_name.items():
@@ -308,6 +315,10 @@ class _Plan:
         # others keep the operand's sparse format
         inner = "dense" if head.ndim <= 1 else None
         kept_axes = [d for d in range(node.arg.ndim) if d not in node.axes]
+        if node.monoid.name not in COMBINERS:
+            raise IllFormedProgram(f"not supported yet by sparsefold.dask: a {node.monoid.name} "
+                                   f"reduction across blocks (partials combine for "
+                                   f"{', '.join(COMBINERS)})")
         name = f"{self._name}-reduce{self.materialized.index(head)}"
         groups: dict[tuple, list] = {}
         layer, deps, meta = {}, {}, None
@@ -333,7 +344,7 @@ class _Plan:
             level = 0
             while len(keys) > 1:
                 last = len(keys) <= self.split_every
-                step = CombineTask(node.monoid, inner, out if last else None,
+                step = CombineTask(node.monoid.name, inner, out if last else None,
                                    kind if last else None)
                 grouped = [keys[i:i + self.split_every]
                            for i in range(0, len(keys), self.split_every)]

@@ -25,7 +25,7 @@ def test_reprs_read_as_the_declaration():
     (lambda: aot.array("bsr", "float64"), "format must be one of"),
     (lambda: aot.array("csc", "float64", ndim=1), "a csc array has rank 2"),
     (lambda: aot.csr("float64", index="int16"), "index must be 'int32' or 'int64'"),
-    (lambda: aot.csr("complex128"), "not supported yet by the compiler"),
+    (lambda: aot.csr("longdouble"), "not supported yet by the compiler"),
     (lambda: aot.array("dense", "float64", shape=("n", -1)), "a size is a name or an int"),
     (lambda: aot.csr("float64", shape=("d0_1", "n")), "is reserved"),
     (lambda: aot.signature(aot.csr("float64"), out_index="int16"), "out_index"),
