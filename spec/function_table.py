@@ -56,7 +56,7 @@ _builtin("positive", 1, np.positive, "{0}", "+x (no loop for bool, as NumPy)",
 _builtin("abs", 1, np.abs,
          (("f", "fabs({0})"), ("b", "{0}"), ("iu", "({0} if {0} >= 0 else -{0})"),
           ("c", "abs({0})")),
-         "|x| (complex: the modulus, a float)", annihilates=(0,),
+         "abs(x) (complex: the modulus, a float)", annihilates=(0,),
          annihilation_needs_finite=False)
 _builtin("square", 1, np.square, (("biuf", "({0} * {0})"), ("c", "sf_cmul({0}, {0})")), "x * x",
          annihilates=(0,), annihilation_needs_finite=False)
@@ -65,7 +65,7 @@ _builtin("reciprocal", 1, np.reciprocal, (("f", "(1 / {0})"),),
 _builtin("sign", 1, np.sign,
          (("f", "((({0} > 0) - ({0} < 0)) if {0} == {0} else {0})"),
           ("i", "(({0} > 0) - ({0} < 0))"), ("u", "({0} > 0)")),
-         "-1, 0 or 1 (nan stays nan; complex: x / |x|, not compiled)", annihilates=(0,),
+         "-1, 0 or 1 (nan stays nan; complex: x / abs(x), not compiled)", annihilates=(0,),
          annihilation_needs_finite=False)
 _builtin("maximum", 2, np.maximum,
          (("f", "({0} if ({0} >= {1} or {0} != {0}) else {1})"), ("biu", "max({0}, {1})")),
@@ -145,7 +145,7 @@ _builtin("atan2", 2, np.arctan2, (("f", "atan2({0}, {1})"),),
 _builtin("hypot", 2, np.hypot, (("f", "hypot({0}, {1})"),), "sqrt(x*x + y*y) without overflow",
          commutative=True)
 _builtin("copysign", 2, np.copysign, (("f", "copysign({0}, {1})"),),
-         "|x| with the sign of y", annihilates=(0,), annihilation_needs_finite=False)
+         "abs(x) with the sign of y", annihilates=(0,), annihilation_needs_finite=False)
 _builtin("logaddexp", 2, np.logaddexp, (("f", "sf_logaddexp({0}, {1})"),),
          "log(exp(x) + exp(y)) (f(0, 0) is log 2)", commutative=True)
 _builtin("nextafter", 2, np.nextafter, (("f", "sf_nextafter({0}, {1})"),),
