@@ -33,8 +33,6 @@ _ALIASES = {
 
 # the ufuncs behind ``&`` and ``|`` (``ndarray & x`` reaches x as np.bitwise_and): the lazy
 # array's own operators, defined for bool operands only
-_OPERATOR_UFUNCS = {"bitwise_and": "logical_and", "bitwise_or": "logical_or"}
-
 _HINT = ("call .interpret() (or np.asarray) for a NumPy array first, or use the sparsefold "
          "functions (help(sparsefold))")
 
@@ -45,9 +43,9 @@ def sparsefold_name(numpy_name: str) -> str:
 
 
 def _target(numpy_name: str, what: str):
-    from sparsefold import functions
+    import sparsefold as functions  # every public function (functions, elementwise, ...)
     name = sparsefold_name(numpy_name)
-    if name not in functions.__all__:
+    if name not in functions.__all__ or not callable(getattr(functions, name)):
         raise IllFormedProgram(f"{what} is not supported on sparsefold arrays (sparsefold has "
                                f"no {name!r}); {_HINT}")
     return name, getattr(functions, name)
@@ -59,9 +57,6 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> An
     what = f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
     if method != "__call__":
         raise IllFormedProgram(f"{what} is not supported on sparsefold arrays; {_HINT}")
-    if ufunc.__name__ in _OPERATOR_UFUNCS and not kwargs:
-        from sparsefold.functions import _bool_op
-        return _bool_op(_OPERATOR_UFUNCS[ufunc.__name__], *inputs)
     _, fn = _target(ufunc.__name__, what)
     if kwargs:
         raise IllFormedProgram(f"{what}(..., {', '.join(f'{k}=' for k in kwargs)}...) is not "

@@ -114,6 +114,8 @@ class _Reader:
         return z3.BoolVal(bool(value), self.ctx)
 
     def is_zero(self, t):
+        if not isinstance(t, z3.ExprRef):  # a reading that is a constant (no argument used)
+            t = self.const(t)
         if isinstance(t, z3.FPRef):
             return z3.fpIsZero(t, self.ctx)
         if isinstance(t, z3.BitVecRef):

@@ -77,14 +77,13 @@ def test_np_sum_is_sf_sum():
 @pytest.mark.parametrize("call, message", [
     (lambda x: np.cumsum(x), r"numpy.cumsum is not supported on sparsefold arrays "
                              r"\(sparsefold has no 'cumsum'\); call .interpret\(\)"),
-    (lambda x: np.sin(x), r"numpy.sin is not supported on sparsefold arrays"),
-    (lambda x: np.sum(x, out=np.zeros(())), r"numpy.sum\(..., out=...\) is not supported on "
-                                            r"sparsefold arrays \(sparsefold.sum takes x, axis"),
+    (lambda x: np.sinc(x), r"numpy.sinc is not supported on sparsefold arrays"),
+    (lambda x: np.sum(x, where=x > 0), r"numpy.sum\(..., where=...\) is not supported on "
+                                       r"sparsefold arrays \(sparsefold.sum takes x, axis"),
     (lambda x: np.max(x, initial=0.0), r"numpy.max\(..., initial=...\) is not supported"),
     (lambda x: np.add.reduce(x), r"numpy.add.reduce is not supported on sparsefold arrays"),
     (lambda x: np.add(x, x, dtype=np.float32), r"numpy.add\(..., dtype=...\) is not supported"),
-    (lambda x: np.where(x > 0), r"numpy.where: as sparsefold.where\(condition, x1, x2, /\), "
-                                r"missing a required argument"),
+    (lambda x: np.where(x > 0, x), r"where: give both x1 and x2, or neither"),
 ])
 def test_what_sparsefold_cannot_do_is_a_clear_error(call, message):
     with pytest.raises(sf.IllFormedProgram, match=message):
@@ -92,16 +91,23 @@ def test_what_sparsefold_cannot_do_is_a_clear_error(call, message):
 
 
 def test_ndarray_and_lazy_is_the_lazy_operator():
-    """``ndarray & x`` reaches x as np.bitwise_and: it means what ``x & ndarray`` means
-    (logical, bool operands only), as it did before NumPy's protocol was supported."""
+    """``ndarray & x`` reaches x as np.bitwise_and: it means what ``x & ndarray`` means, as in
+    NumPy (logical on bools, bitwise on integers)."""
     a = np.array([[True, False], [True, True]])
     b = np.array([False, True])
-    for op, fn in [(np.ndarray.__and__, "logical_and"), (np.ndarray.__or__, "logical_or")]:
+    for op, fn in [(np.ndarray.__and__, "bitwise_and"), (np.ndarray.__or__, "bitwise_or")]:
         y = op(a, sf.asarray(b))
         assert f"fn={fn})" in str(y).splitlines()[-1], str(y)
         np.testing.assert_array_equal(y.interpret(), op(a, b))
-    with pytest.raises(sf.IllFormedProgram, match="'&' and '|' need bool operands, found int64"):
-        np.array([1, 2]) & sf.asarray(np.array([3, 4]))
+    ints = np.array([1, 2]) & sf.asarray(np.array([3, 4]))
+    np.testing.assert_array_equal(ints.interpret(), np.array([1, 2]) & np.array([3, 4]))
+
+
+def test_np_where_with_one_argument_is_nonzero():
+    D = np.array([[1.0, 0], [2, 3]])
+    got = np.where(sf.asarray(D) > 0)
+    for g, e in zip(got, np.where(D > 0)):
+        np.testing.assert_array_equal(g, e)
 
 
 def test_conversion_to_numpy_still_interprets():
