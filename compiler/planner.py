@@ -32,7 +32,7 @@ from sparsefold.compiler.outputs import appendable
 from sparsefold.compiler.plans import CoiterPlan, DensePlan, Operand, Plan, Reduction, StreamPlan
 from sparsefold.compiler.streams import NotAStream, finite_checks, is_locatable, stream_pieces
 from sparsefold.spec import sizes as sz
-from sparsefold.spec.compute import Map, Reduce
+from sparsefold.spec.compute import Input, Map, Reduce
 from sparsefold.spec.formats import Format
 from sparsefold.spec.ir import Node, ShapeOp
 from sparsefold.spec.printer import topological
@@ -205,6 +205,9 @@ def _operands(root: Node, exact: bool) -> list[Operand]:
                 visit(a)
             return
         culprit = _not_a_view(node, exact)
+        if not has_sparse_input(culprit):  # a computed dense operand: a dense temporary
+            raise NeedsStage(culprit, None, f"a computed dense operand of "
+                                            f"{type(node).__name__}", dense=True)
         raise NeedsStage(culprit, None, f"{type(culprit).__name__} over a sparse expression "
                                         f"is not a view")
     visit(root)
@@ -219,6 +222,10 @@ def _not_a_view(node: Node, exact: bool) -> Node:
         for o in node.operands():
             if has_sparse_input(o) and _stream(o, exact) is None:
                 return _not_a_view(o, exact) if isinstance(o, ShapeOp) else o
+        for o in node.operands():  # a computed dense operand beside sparse ones
+            if not isinstance(o, Input) and not has_sparse_input(o) and \
+                    _stream(o, exact) is None:
+                return o
     return node
 
 

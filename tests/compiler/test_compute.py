@@ -194,3 +194,19 @@ def test_large_sparse_inputs_are_never_densified():
         else:
             assert abs(got - expected).max() < 1e-9, name
         assert peak < 100 * nnz * 12, f"{name}: peak {peak} bytes"
+
+
+def test_concat_of_a_computed_dense_operand_and_a_sparse_one():
+    """The computed dense operand is a dense temporary of its own stage (found by verify's
+    random-program differential test: it was refused as 'Concat ... is not a view')."""
+    x0 = np.array([[1.0, -2.0, 3.0]])
+    x1 = sp.random_array((4, 3), density=0.5, format="csr", random_state=0)
+    for fn, dense in [(lambda a, b: sf.concat([sf.roll(sf.abs(a), 0, axis=0), b], axis=0),
+                       np.abs(x0)),
+                      (lambda a, b: sf.concat([a * 2 + 1, b], axis=0), x0 * 2 + 1)]:
+        got = sf.jit(fn, out="csr")(x0, x1)
+        assert isinstance(got, sp.csr_array) and got.has_canonical_format
+        np.testing.assert_array_equal(got.toarray(), np.concatenate([dense, x1.toarray()]))
+    empty = sp.csr_array((0, 3))
+    got = sf.jit(lambda a, b: sf.concat([sf.abs(a), b], axis=0), out="csr")(x0, empty)
+    np.testing.assert_array_equal(got.toarray(), np.abs(x0))
