@@ -43,12 +43,12 @@ def sparsefold_name(numpy_name: str) -> str:
 
 
 def _target(numpy_name: str, what: str):
-    import sparsefold as functions  # every public function (functions, elementwise, ...)
+    import sparsefold as sf  # every public function (functions, elementwise, ...)
     name = sparsefold_name(numpy_name)
-    if name not in functions.__all__ or not callable(getattr(functions, name)):
+    if name not in sf.__all__ or not callable(getattr(sf, name)):
         raise IllFormedProgram(f"{what} is not supported on sparsefold arrays (sparsefold has "
                                f"no {name!r}); {_HINT}")
-    return name, getattr(functions, name)
+    return name, getattr(sf, name)
 
 
 def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
