@@ -210,3 +210,26 @@ def test_concat_of_a_computed_dense_operand_and_a_sparse_one():
     empty = sp.csr_array((0, 3))
     got = sf.jit(lambda a, b: sf.concat([sf.abs(a), b], axis=0), out="csr")(x0, empty)
     np.testing.assert_array_equal(got.toarray(), np.abs(x0))
+
+
+def test_product_with_a_one_column_operand_is_not_a_batch_product():
+    # found by tests/compiler/test_hypothesis_compute.py: with a one-column right operand
+    # the normalizer moves the inserted axis below the left operand's map, so both operands
+    # keep that axis; this was refused as "a product ... with batch axes"
+    dense = np.arange(42, dtype=np.float64).reshape(7, 6)
+    one_column = _rand((6, 1), 7, "csc", density=0.6)
+    _check(lambda a, c, y: (a + c) @ y, [A, dense, one_column], "dense")
+    _check(lambda a, c, y: sf.where(a > 0, a, c) @ y, [A, dense, one_column], "csr")
+    one_row = _rand((2, 6), 8, "coo", density=0.6)
+    _check(lambda a, y: a[:, :1] @ sf.concat([y[1:], y[:1]], axis=0)[:1], [A, one_row], "csc")
+
+
+def test_inserted_axis_pushed_below_a_map_keeps_each_operand():
+    # the normalizer pushes expand_dims below a map of a sparse operand, building one
+    # temporary node per argument; its memo was keyed by id() without keeping the key alive,
+    # so the second temporary could reuse the first's id and be answered with the first
+    # argument's rewrite: map(a*2, a*2) instead of map(a*2, c) — a silent wrong result
+    dense = np.arange(42, dtype=np.float64).reshape(7, 6) + 1
+    for out in ("coo", "dense"):
+        _check(lambda a, c: sf.expand_dims(sf.abs(a) + c, axis=2), [A, dense], out)
+        _check(lambda a, c: sf.expand_dims(a * 2 + c, axis=2), [A, dense], out)
