@@ -77,7 +77,10 @@ def contraction(red: Reduce, chain, fmt: Format, need_stage) -> ContractPlan | N
     (cx, ax), (cy, ay) = found
     reduced = set(red.axes)
     sx, sy = set(ax), set(ay)
-    if (sx & sy) - reduced and (sx - sy - reduced or sy - sx - reduced):
+    # a batch product: an axis both keep, beside an axis of each operand's own (when one
+    # operand has no axis of its own, e.g. ``X @ y`` with one column whose inserted axis the
+    # normalizer moved below a map, this is not a 2-d contraction; the general plans apply)
+    if (sx & sy) - reduced and sx - sy - reduced and sy - sx - reduced:
         raise IllFormedProgram(
             "not supported yet by the compiler: a product of two sparse operands with batch "
             "axes (axes both keep without summing); use .interpret(), or loop over the batch")
