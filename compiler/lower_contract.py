@@ -176,10 +176,13 @@ def lower_contract_count(low: Lowering, plan: ContractPlan) -> Var:
     located = _Rows(low, plan.located, "l", values)
     r, total = b.fresh("r"), b.fresh("total")
     b.assign(total, Lit("0", INT))
-    with b.loop(r, 0, rows):
-        ws.start_row()
-        driver.entries(r, lambda k, _x: located.entries(k, lambda c, _y: ws.count(c, r)))
-        b.assign(total, total + ws.n)
+    # as in ``run``: a located row is read once per entry that points at it, so every located
+    # coordinate is checked in one pass first (O(stored), not O(products))
+    with b.if_(Not(located.check_all())):
+        with b.loop(r, 0, rows):
+            ws.start_row()
+            driver.entries(r, lambda k, _x: located.entries(k, lambda c, _y: ws.count(c, r)))
+            b.assign(total, total + ws.n)
     return total
 
 

@@ -25,21 +25,65 @@ from sparsefold.compiler.values import convert
 __all__ = ["Workspace", "SORT_HELPER"]
 
 SORT_HELPER = '''
-from libc.stdlib cimport qsort
+cdef inline void _sf_sift(int64_t* a, int64_t root, int64_t n) noexcept nogil:
+    cdef int64_t child, v = a[root]
+    while 2 * root + 1 < n:
+        child = 2 * root + 1
+        if child + 1 < n and a[child + 1] > a[child]:
+            child = child + 1
+        if a[child] <= v:
+            break
+        a[root] = a[child]
+        root = child
+    a[root] = v
 
 
-cdef int _sf_compare(const void* a, const void* b) noexcept nogil:
-    cdef int64_t x = (<const int64_t*>a)[0]
-    cdef int64_t y = (<const int64_t*>b)[0]
-    return (x > y) - (x < y)
+cdef void _sf_heapsort(int64_t* a, int64_t n) noexcept nogil:
+    cdef int64_t i, v
+    for i in range(n // 2 - 1, -1, -1):
+        _sf_sift(a, i, n)
+    for i in range(n - 1, 0, -1):
+        v = a[0]
+        a[0] = a[i]
+        a[i] = v
+        _sf_sift(a, 0, i)
 
 
-cdef void _sf_sort(int64_t* a, int64_t n) noexcept nogil:
-    # a workspace's touched columns in increasing order: insertion sort for short rows
-    cdef int64_t i, j, v
-    if n > 32:
-        qsort(a, n, sizeof(int64_t), _sf_compare)
-        return
+cdef void _sf_introsort(int64_t* a, int64_t n, int depth) noexcept nogil:
+    # quicksort (median of three) down to runs of 24, heapsort past the depth limit: never
+    # quadratic, whatever order a row's columns were touched in
+    cdef int64_t i, j, p, v, mid
+    while n > 24:
+        if depth == 0:
+            _sf_heapsort(a, n)
+            return
+        depth = depth - 1
+        mid = n >> 1
+        if a[mid] < a[0]:
+            v = a[mid]; a[mid] = a[0]; a[0] = v
+        if a[n - 1] < a[0]:
+            v = a[n - 1]; a[n - 1] = a[0]; a[0] = v
+        if a[n - 1] < a[mid]:
+            v = a[n - 1]; a[n - 1] = a[mid]; a[mid] = v
+        p = a[mid]
+        i = 0
+        j = n - 1
+        while i <= j:
+            while a[i] < p:
+                i = i + 1
+            while a[j] > p:
+                j = j - 1
+            if i <= j:
+                v = a[i]; a[i] = a[j]; a[j] = v
+                i = i + 1
+                j = j - 1
+        if j + 1 < n - i:  # recurse into the smaller part, loop on the larger
+            _sf_introsort(a, j + 1, depth)
+            a = a + i
+            n = n - i
+        else:
+            _sf_introsort(a + i, n - i, depth)
+            n = j + 1
     for i in range(1, n):
         v = a[i]
         j = i - 1
@@ -47,6 +91,17 @@ cdef void _sf_sort(int64_t* a, int64_t n) noexcept nogil:
             a[j + 1] = a[j]
             j = j - 1
         a[j + 1] = v
+
+
+cdef void _sf_sort(int64_t* a, int64_t n) noexcept nogil:
+    # a workspace's touched columns in increasing order (distinct values), inlined compares:
+    # qsort's comparison callback cost a third of a sparse x sparse product
+    cdef int depth = 0
+    cdef int64_t m = n
+    while m > 1:
+        depth = depth + 2
+        m = m >> 1
+    _sf_introsort(a, n, depth)
 '''
 
 

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: contract -> csr
-# sparsefold compiler 0.2.0; source hash a76d99eb0ab0ddfe
+# sparsefold compiler 0.2.0; source hash 233c463a98686a3f
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -57,21 +57,65 @@ _SF_SITES = (
     ('range', 'a0: indices'),
 )
 
-from libc.stdlib cimport qsort
+cdef inline void _sf_sift(int64_t* a, int64_t root, int64_t n) noexcept nogil:
+    cdef int64_t child, v = a[root]
+    while 2 * root + 1 < n:
+        child = 2 * root + 1
+        if child + 1 < n and a[child + 1] > a[child]:
+            child = child + 1
+        if a[child] <= v:
+            break
+        a[root] = a[child]
+        root = child
+    a[root] = v
 
 
-cdef int _sf_compare(const void* a, const void* b) noexcept nogil:
-    cdef int64_t x = (<const int64_t*>a)[0]
-    cdef int64_t y = (<const int64_t*>b)[0]
-    return (x > y) - (x < y)
+cdef void _sf_heapsort(int64_t* a, int64_t n) noexcept nogil:
+    cdef int64_t i, v
+    for i in range(n // 2 - 1, -1, -1):
+        _sf_sift(a, i, n)
+    for i in range(n - 1, 0, -1):
+        v = a[0]
+        a[0] = a[i]
+        a[i] = v
+        _sf_sift(a, 0, i)
 
 
-cdef void _sf_sort(int64_t* a, int64_t n) noexcept nogil:
-    # a workspace's touched columns in increasing order: insertion sort for short rows
-    cdef int64_t i, j, v
-    if n > 32:
-        qsort(a, n, sizeof(int64_t), _sf_compare)
-        return
+cdef void _sf_introsort(int64_t* a, int64_t n, int depth) noexcept nogil:
+    # quicksort (median of three) down to runs of 24, heapsort past the depth limit: never
+    # quadratic, whatever order a row's columns were touched in
+    cdef int64_t i, j, p, v, mid
+    while n > 24:
+        if depth == 0:
+            _sf_heapsort(a, n)
+            return
+        depth = depth - 1
+        mid = n >> 1
+        if a[mid] < a[0]:
+            v = a[mid]; a[mid] = a[0]; a[0] = v
+        if a[n - 1] < a[0]:
+            v = a[n - 1]; a[n - 1] = a[0]; a[0] = v
+        if a[n - 1] < a[mid]:
+            v = a[n - 1]; a[n - 1] = a[mid]; a[mid] = v
+        p = a[mid]
+        i = 0
+        j = n - 1
+        while i <= j:
+            while a[i] < p:
+                i = i + 1
+            while a[j] > p:
+                j = j - 1
+            if i <= j:
+                v = a[i]; a[i] = a[j]; a[j] = v
+                i = i + 1
+                j = j - 1
+        if j + 1 < n - i:  # recurse into the smaller part, loop on the larger
+            _sf_introsort(a, j + 1, depth)
+            a = a + i
+            n = n - i
+        else:
+            _sf_introsort(a + i, n - i, depth)
+            n = j + 1
     for i in range(1, n):
         v = a[i]
         j = i - 1
@@ -79,6 +123,17 @@ cdef void _sf_sort(int64_t* a, int64_t n) noexcept nogil:
             a[j + 1] = a[j]
             j = j - 1
         a[j + 1] = v
+
+
+cdef void _sf_sort(int64_t* a, int64_t n) noexcept nogil:
+    # a workspace's touched columns in increasing order (distinct values), inlined compares:
+    # qsort's comparison callback cost a third of a sparse x sparse product
+    cdef int depth = 0
+    cdef int64_t m = n
+    while m > 1:
+        depth = depth + 2
+        m = m >> 1
+    _sf_introsort(a, n, depth)
 
 
 def run(
@@ -229,12 +284,12 @@ def count(
         int64_t S_n2,
         object p_out_ws_mark,
         object p_out_ws_list,
-        object p_in_a0_pos1,
-        object p_in_a0_crd1,
-        object p_in_a0_val,
         object p_in_a1_pos1,
         object p_in_a1_crd1,
         object p_in_a1_val,
+        object p_in_a0_pos1,
+        object p_in_a0_crd1,
+        object p_in_a0_val,
 ):
     cdef int64_t c_d, c_l, i_d, i_l, q_d, q_l, r, range_v, range_v_2, s_d, s_l, sf_a, sf_b, sf_bad
     cdef int64_t sf_c, t, t_2, total, ws_n
@@ -243,63 +298,63 @@ def count(
         p_out_ws_mark, sizeof(int64_t), 1)
     cdef int64_t_restrict out_ws_list = <int64_t_restrict>_sf_address(
         p_out_ws_list, sizeof(int64_t), 1)
-    cdef int32_t_restrict in_a0_pos1 = <int32_t_restrict>_sf_address(
-        p_in_a0_pos1, sizeof(int32_t), 0)
-    cdef int32_t_restrict in_a0_crd1 = <int32_t_restrict>_sf_address(
-        p_in_a0_crd1, sizeof(int32_t), 0)
-    cdef float_restrict in_a0_val = <float_restrict>_sf_address(p_in_a0_val, sizeof(float), 0)
     cdef int32_t_restrict in_a1_pos1 = <int32_t_restrict>_sf_address(
         p_in_a1_pos1, sizeof(int32_t), 0)
     cdef int32_t_restrict in_a1_crd1 = <int32_t_restrict>_sf_address(
         p_in_a1_crd1, sizeof(int32_t), 0)
     cdef float_restrict in_a1_val = <float_restrict>_sf_address(p_in_a1_val, sizeof(float), 0)
+    cdef int32_t_restrict in_a0_pos1 = <int32_t_restrict>_sf_address(
+        p_in_a0_pos1, sizeof(int32_t), 0)
+    cdef int32_t_restrict in_a0_crd1 = <int32_t_restrict>_sf_address(
+        p_in_a0_crd1, sizeof(int32_t), 0)
+    cdef float_restrict in_a0_val = <float_restrict>_sf_address(p_in_a0_val, sizeof(float), 0)
     with nogil:
         sf_bad = 0
         total = 0
-        for r in range(S_n0):
-            ws_n = 0
-            s_d = r
-            row_lim32 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
-            row_bad32 = 0
-            for t in range(in_a0_pos1[s_d], in_a0_pos1[s_d + 1]):
-                row_bad32 = row_bad32 | (<uint32_t>in_a0_crd1[t] >= row_lim32)
-            if row_bad32:
-                for t in range(in_a0_pos1[s_d], in_a0_pos1[s_d + 1]):
-                    range_v = in_a0_crd1[t]
-                    if <uint64_t>range_v >= <uint64_t>S_n1:
-                        if sf_bad == 0:
-                            sf_bad = 4
-                            sf_a = range_v
-                            sf_b = S_n1
-                            sf_c = 0
-                        range_v = 0
-            if not row_bad32:
-                for q_d in range(in_a0_pos1[s_d], in_a0_pos1[s_d + 1]):
-                    i_d = in_a0_crd1[q_d]
-                    c_d = i_d
-                    s_l = c_d
-                    row_lim32_2 = <uint32_t>(S_n2 if S_n2 < <int64_t>2147483648 else <int64_t>2147483648)
-                    row_bad32_2 = 0
-                    for t_2 in range(in_a1_pos1[s_l], in_a1_pos1[s_l + 1]):
-                        row_bad32_2 = row_bad32_2 | (<uint32_t>in_a1_crd1[t_2] >= row_lim32_2)
-                    if row_bad32_2:
-                        for t_2 in range(in_a1_pos1[s_l], in_a1_pos1[s_l + 1]):
-                            range_v_2 = in_a1_crd1[t_2]
-                            if <uint64_t>range_v_2 >= <uint64_t>S_n2:
-                                if sf_bad == 0:
-                                    sf_bad = 3
-                                    sf_a = range_v_2
-                                    sf_b = S_n2
-                                    sf_c = 0
-                                range_v_2 = 0
-                    if not row_bad32_2:
+        row_lim32 = <uint32_t>(S_n2 if S_n2 < <int64_t>2147483648 else <int64_t>2147483648)
+        row_bad32 = 0
+        for t in range(in_a1_pos1[0], in_a1_pos1[S_n1]):
+            row_bad32 = row_bad32 | (<uint32_t>in_a1_crd1[t] >= row_lim32)
+        if row_bad32:
+            for t in range(in_a1_pos1[0], in_a1_pos1[S_n1]):
+                range_v = in_a1_crd1[t]
+                if <uint64_t>range_v >= <uint64_t>S_n2:
+                    if sf_bad == 0:
+                        sf_bad = 3
+                        sf_a = range_v
+                        sf_b = S_n2
+                        sf_c = 0
+                    range_v = 0
+        if not row_bad32:
+            for r in range(S_n0):
+                ws_n = 0
+                s_d = r
+                row_lim32_2 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
+                row_bad32_2 = 0
+                for t_2 in range(in_a0_pos1[s_d], in_a0_pos1[s_d + 1]):
+                    row_bad32_2 = row_bad32_2 | (<uint32_t>in_a0_crd1[t_2] >= row_lim32_2)
+                if row_bad32_2:
+                    for t_2 in range(in_a0_pos1[s_d], in_a0_pos1[s_d + 1]):
+                        range_v_2 = in_a0_crd1[t_2]
+                        if <uint64_t>range_v_2 >= <uint64_t>S_n1:
+                            if sf_bad == 0:
+                                sf_bad = 4
+                                sf_a = range_v_2
+                                sf_b = S_n1
+                                sf_c = 0
+                            range_v_2 = 0
+                if not row_bad32_2:
+                    for q_d in range(in_a0_pos1[s_d], in_a0_pos1[s_d + 1]):
+                        i_d = in_a0_crd1[q_d]
+                        c_d = i_d
+                        s_l = c_d
                         for q_l in range(in_a1_pos1[s_l], in_a1_pos1[s_l + 1]):
                             i_l = in_a1_crd1[q_l]
                             c_l = i_l
                             if out_ws_mark[c_l] != r:
                                 out_ws_mark[c_l] = r
                                 ws_n = ws_n + 1
-            total = total + ws_n
+                total = total + ws_n
     if sf_bad:
         _sf_fail(sf_bad, sf_a, sf_b, sf_c)
     return total
