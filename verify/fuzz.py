@@ -56,6 +56,7 @@ __all__ = ["run", "FuzzReport", "OUTCOMES", "make_case", "run_case", "replay", "
            "MUTATIONS", "add_parser", "main"]
 
 OUTCOMES = ("error", "correct", "unread", "trusted", "failure", "crash", "hang")
+_STARTUP_TIMEOUT_S = 300.0  # a worker silent this long before its first case is stuck
 
 
 # --- the worker: runs cases, reporting each before it starts ------------------------------
@@ -268,12 +269,16 @@ def run(iterations: int, seed: int = 0, *, full: bool = False, jobs: int | None 
                     continue
                 job.read(report)
                 rc = job.proc.poll()
-                if rc is None and time.time() - job.last > case_timeout:
+                # outside a case (a worker starting: importing NumPy, SciPy, Z3) the limit is
+                # generous, so a loaded machine's slow start is not mistaken for a hang
+                limit = case_timeout if job.started is not None else max(case_timeout,
+                                                                          _STARTUP_TIMEOUT_S)
+                if rc is None and time.time() - job.last > limit:
                     job.proc.kill()  # the worker we started, by its own handle
                     job.proc.wait()
                     job.read(report)
                     if job.started is None:
-                        raise RuntimeError(f"fuzz worker silent for {case_timeout:.0f} s "
+                        raise RuntimeError(f"fuzz worker silent for {limit:.0f} s "
                                            f"outside a case:\n{job.stderr_tail()}")
                     job.lost(report, "hang", f"no progress for {case_timeout:.0f} s")
                 elif rc is None:
