@@ -21,7 +21,8 @@ Modules, in reading order: ``z3_reading`` (obligation walkers; the Z3 reading of
 optimize pass with these proofs), ``cli`` (``sparsefold prove``), ``differential``
 (compiled kernels against the interpreter), ``entries`` (operator entries checked before
 compiling), ``zero_algebra`` (functions' zero facts on their C text), ``coverage`` (a plan's
-pieces cover exactly the output support; the counting-sort reorder), ``kernels``
+pieces cover exactly the output support; the counting-sort reorder), ``reads`` (located
+reads within bounds), ``kernels``
 (per-kernel certificates), ``limited`` (a compiled call under a time limit). ``strategies`` and
 ``random_programs`` (Hypothesis, a test dependency) are imported on their own.
 """

@@ -17,6 +17,8 @@ the operator check) while recording every order question the planner asks
   per sparse view its plan streams, that the composed pieces write exactly the program's
   support: in bounds, no collisions, and forward and backward maps inverse on the owned
   coordinates (``verify.coverage``; a reducing stream: bounds only);
+* ``reads STAGE``: every read of a located (dense) operand is within its bounds where the
+  guards on its path hold (``verify.reads``);
 * ``lattice STAGE``: the merge lattice a co-iteration iterates, relying on the functions'
   rows above (``not relied on`` for a dense-valued co-iteration);
 * ``reorder STAGE (bucket|scatter)``: the counting-sort placement a bucket or scatter
@@ -193,6 +195,36 @@ def _worst(statuses) -> str:
     return PROVED
 
 
+def _reads_obligation(name: str, stage) -> KernelObligation | None:
+    """Every located (dense) read of the stage within its guards (``verify.reads``)."""
+    from sparsefold.compiler.plans import CoiterPlan, StreamPlan
+    from sparsefold.verify.reads import _broadcast, located_reads, prove_reads
+    t0 = time.perf_counter()
+    p, results = stage.plan, []
+    if isinstance(p, StreamPlan):
+        for piece in p.pieces:
+            domain = [sz.lt(c, n) for c, n in zip(sz.in_coords(piece.leaf.ndim),
+                                                 piece.leaf.shape)]
+            domain += [sz.lt(sz.Sym(f), n) for f, n in piece.free] + [piece.guard]
+            reads = [r for layer in piece.layers for d, arg in enumerate(layer.node.args)
+                     if d != layer.driver
+                     for r in located_reads(arg, _broadcast(arg, layer.node, layer.coords))]
+            results += prove_reads(reads, tuple(domain), tuple(stage.assumed))
+    elif isinstance(p, CoiterPlan):
+        ks = sz.out_coords(len(p.space))
+        reads = located_reads(p.root, ks, stop=frozenset(o.node for o in p.operands))
+        results += prove_reads(reads, tuple(sz.lt(k, n) for k, n in zip(ks, p.space)),
+                               tuple(stage.assumed))
+    if not results:
+        return None
+    failed = [f"{o}: {s}" for o, s in results if s != PROVED]
+    leaves = ", ".join(dict.fromkeys(o.split(" of ")[1] for o, _ in results))
+    return KernelObligation(
+        f"reads {name}", f"{len(results)} located read(s) of {leaves} within their guards' "
+        f"bounds" + (f" [{'; '.join(failed)}]" if failed else ""),
+        _worst(s for _, s in results), time.perf_counter() - t0)
+
+
 def _plan_obligations(kernel, functions: dict[str, str]) -> list[KernelObligation]:
     """Per stage: the coverage of every streamed view (``verify.coverage``), the lattice the
     co-iteration relies on, and the reorder of a bucket or scatter assembly."""
@@ -216,6 +248,9 @@ def _plan_obligations(kernel, functions: dict[str, str]) -> list[KernelObligatio
                  "bounds, injective, round_trip") + (f" [{'; '.join(failed)}]" if failed
                                                      else ""),
                 _worst(s for _, s in results), time.perf_counter() - t0))
+        reads = _reads_obligation(name, stage)
+        if reads is not None:
+            out.append(reads)
         if isinstance(stage.plan, CoiterPlan):
             names = [o.name for o in stage.plan.operands]
             used = sorted({n.fn.name for n in topological(stage.plan.root)

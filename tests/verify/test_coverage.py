@@ -14,11 +14,12 @@ import numpy as np
 
 from sparsefold.compiler.streams import stream_pieces
 from sparsefold.spec import sizes as sz
-from sparsefold.spec.compute import Input
+from sparsefold.spec.compute import Input, Reduce
 from sparsefold.spec.formats import named_format
 from sparsefold.spec.ops_concat import Concat
 from sparsefold.spec.ops_index import Slice
 from sparsefold.verify.coverage import prove_coverage, prove_reorder
+from sparsefold.verify.reads import located_reads, prove_reads
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from wrong_ops import Interleave, Scramble, ShiftOut  # noqa: E402
@@ -77,3 +78,36 @@ def test_the_counting_sort_placement_is_a_lexicographic_injection():
 def test_a_reducing_stream_has_only_bounds():
     got = prove_coverage(stream_pieces(ShiftOut(_csr("a", (N, M)))), (N, M), True)
     assert dict(got) == {"bounds[0]": "refuted"}
+
+
+# --- located reads (verify.reads) ----------------------------------------------------------
+
+def _dense(name, shape):
+    return Input(name, shape, np.dtype("float64"), named_format("dense", len(shape)))
+
+
+def _read_statuses(node) -> list[str]:
+    ks = sz.out_coords(node.ndim)
+    reads = located_reads(node, ks)
+    domain = tuple(sz.lt(k, n) for k, n in zip(ks, node.shape))
+    return [s for _, s in prove_reads(reads, domain)]
+
+
+def test_reads_through_shape_operators_and_reductions_are_in_bounds():
+    x = _dense("x", (N, M))
+    node = Slice(Reduce(Concat((x, Slice(x, ((None, None, -1), (None, None, None)))), 0), (1,),
+                        "sum"),
+                 ((1, None, 2),))
+    assert _read_statuses(node) == ["proved", "proved"]
+
+
+def test_a_read_past_the_end_is_refuted():
+    assert _read_statuses(ShiftOut(_dense("x", (N, M)))) == ["refuted"]
+    assert _read_statuses(Scramble(_dense("v", (N,)))) == ["proved"]  # identity backward
+
+
+def test_sparse_operands_are_not_located_reads():
+    a = _csr("a", (N, M))
+    assert located_reads(Concat((a, _dense("x", (N, M))), 0), sz.out_coords(2))[0][0].name \
+        == "x"
+    assert len(located_reads(a, sz.out_coords(2))) == 0
