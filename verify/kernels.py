@@ -114,7 +114,7 @@ class KernelCertificate:
                  f"out={self.out}  strategy={self.strategy}",
                  *("    " + line for line in self.program.splitlines())]
         for o in self.obligations:
-            lines.append(f"  {o.name:<28} {o.status:<14} {o.seconds:6.3f}s  {o.statement}")
+            lines.append(f"  {o.name:<32} {o.status:<14} {o.seconds:6.3f}s  {o.statement}")
         return "\n".join(lines)
 
 
@@ -179,8 +179,8 @@ def _views(stage) -> list[tuple[str, tuple, tuple]]:
     if isinstance(p, StreamPlan):
         return [("stream", p.pieces, tuple(stage.program.shape), p.reduction is not None)]
     if isinstance(p, CoiterPlan):
-        return [(f"operand {o.name}", o.pieces, tuple(o.node.shape), False)
-                for o in p.operands]
+        return [(f"operand[{i}] {o.name}", o.pieces, tuple(o.node.shape), False)
+                for i, o in enumerate(p.operands)]
     if isinstance(p, ContractPlan):
         return [(f"{role} {o.name}", o.pieces, tuple(o.node.shape), False)
                 for role, o in (("driver", p.driver), ("located", p.located))]
