@@ -171,7 +171,7 @@ def _function_obligations(program) -> list[KernelObligation]:
     return out
 
 
-def _views(stage) -> list[tuple[str, tuple, tuple]]:
+def _views(stage) -> list[tuple[str, tuple, tuple, bool]]:
     """(name, pieces, shape, accumulated) of every sparse view the stage's plan streams (a
     reducing stream's pieces map to the reduction's output coordinates: accumulated)."""
     from sparsefold.compiler.plans import CoiterPlan, ContractPlan, StreamPlan
