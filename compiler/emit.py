@@ -352,10 +352,11 @@ def render_function(fn: Function) -> list[str]:
 
 def render_module(*, title: str, program_text: str, notes: list[str],
                   functions: list[Function], sites: tuple[tuple[str, str], ...] = (),
-                  helpers: tuple[str, ...] = ()) -> str:
+                  helpers: tuple[str, ...] = (), certificate: str = "") -> str:
     """The whole ``.pyx``: header, imports, helpers, then ``functions`` in order. ``sites``
     are the in-kernel checks' descriptions; :class:`~loops.Raise` numbers index them;
-    ``helpers`` are module-level Cython texts the functions call."""
+    ``helpers`` are module-level Cython texts the functions call; ``certificate`` is the
+    SHA-256 of the kernel's certificate (``verify.prove_kernel``), when it has one."""
     code: list[str] = []
     for fn in functions:
         code += ["", ""] + render_function(fn) if code else render_function(fn)
@@ -366,6 +367,7 @@ def render_module(*, title: str, program_text: str, notes: list[str],
         "# cython: initializedcheck=False, nonecheck=False",
         f"# sparsefold kernel: {title}",
         f"# sparsefold compiler {COMPILER_VERSION}; source hash {digest}",
+        *([f"# certificate: sha256:{certificate}"] if certificate else []),
         "#",
         "# Program:",
         *[f"#   {line}" for line in program_text.splitlines()],

@@ -109,7 +109,10 @@ class StageKernel:
         # the name of the operator whose maps are not proved, computed by this stage: its
         # output coordinates and dense reads are range-checked in the kernel
         self.checked = checked
-        self.stage_notes: list[str] = []  # header notes (stages, temporaries, certificate)
+        self.stage_notes: list[str] = []  # header notes (stages, temporaries)
+        # the SHA-256 of the whole kernel's certificate (Kernel.certify), printed in the
+        # header; set before the first call builds a variant
+        self.certificate = ""
         self.strategy = strategy(plan)
         self.inputs = [n for n in topological(program) if isinstance(n, Input)]
         self.requires = _requires(program)
@@ -207,7 +210,7 @@ class StageKernel:
         src = render_module(title=f"{self.strategy} -> {self.fmt}",
                             program_text=show_program(program), notes=notes,
                             functions=functions, sites=tuple(low.sites.table),
-                            helpers=helpers)
+                            helpers=helpers, certificate=self.certificate)
         return src, functions
 
     def _assembler(self, out_index: str):

@@ -203,6 +203,15 @@ class Kernel:
         inverse = tuple(order.index(d) for d in range(nd))
         return PermuteDims(temp, inverse)
 
+    def certify(self, digest: str) -> None:
+        """Print ``digest`` (a certificate's SHA-256, ``verify.prove_kernel``) in the header
+        of every stage's kernel. Call before the first run. The exact variant (planned on
+        first need) is another plan: its header carries no certificate."""
+        for _, stage in self.stages + [(None, self.final)]:
+            if stage._variants:
+                raise InternalError("Kernel.certify after the kernel was built")
+            stage.certificate = digest
+
     # --- source ---------------------------------------------------------------------------
     def source_for(self, values: dict[str, Any], out_index: str = "int32") -> str:
         """The Cython this kernel runs on ``values`` (index widths as for these arrays,

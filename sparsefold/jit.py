@@ -34,16 +34,21 @@ _KERNELS: dict[tuple, Any] = {}
 _KERNELS_LOCK = threading.Lock()
 
 
-def compile_program(program, out: str, requires: tuple = ()):
+def compile_program(program, out: str, requires: tuple = (), certify: bool = False):
     """The kernel for ``program`` with output format ``out`` (cached by structure);
-    ``requires``: size equalities the trace assumed, checked before the kernel runs."""
+    ``requires``: size equalities the trace assumed, checked before the kernel runs;
+    ``certify``: the kernel's certificate is proved first (``verify.prove_kernel``) and its
+    digest printed in the kernel's header."""
     from sparsefold.compiler import Kernel
     from sparsefold.verify.entries import check_entry
     from sparsefold.verify.rules import instance_proved
-    key = (program, out, tuple(requires))
+    key = (program, out, tuple(requires), certify)
     with _KERNELS_LOCK:
         k = _KERNELS.get(key)
-        if k is None:  # optimized with the rule instances verify has proved; operator
+        if k is None and certify:
+            from sparsefold.verify.kernels import certify_program
+            k = _KERNELS[key] = certify_program(program, out, tuple(requires))[0]
+        elif k is None:  # optimized with the rule instances verify has proved; operator
             # entries proved (user entries on first use) or trusted with run-time checks
             k = _KERNELS[key] = Kernel(program, out, proved=instance_proved,
                                        requires=tuple(requires), operators=check_entry)
@@ -53,10 +58,13 @@ def compile_program(program, out: str, requires: tuple = ()):
 _RUNNABLE: dict[tuple, Any] = {}
 
 
-def runnable_kernel(program, out: str, requires: tuple = ()):
+def runnable_kernel(program, out: str, requires: tuple = (), certify: bool = False):
     """What a call of ``program`` runs: a prebuilt generic kernel that *is* this program
     (``sparsefold.aot_registry``; ahead-of-time kernels, docs/aot.md), else
-    :func:`compile_program`'s. ``show`` prints the latter: the JIT's own kernel."""
+    :func:`compile_program`'s. ``show`` prints the latter: the JIT's own kernel. A
+    certified kernel is always the JIT's (a prebuilt one carries no certificate)."""
+    if certify:
+        return compile_program(program, out, requires, certify=True)
     key = (program, out, tuple(requires))
     k = _RUNNABLE.get(key)
     if k is None:
@@ -96,9 +104,10 @@ def _dense_valued(program, assumed: tuple) -> bool:
 class JitFunction:
     """A traced, compiled function. Call it like the original."""
 
-    def __init__(self, fn: Callable, out: str | None = None):
+    def __init__(self, fn: Callable, out: str | None = None, certify: bool = False):
         self.fn = fn
         self.out = out
+        self.certify = certify
         self._programs: dict[tuple, tuple] = {}
         self._recent: dict[tuple, tuple] = {}
         self._assumed: dict = {}   # program -> size equalities its trace assumed
@@ -178,7 +187,8 @@ class JitFunction:
                 from sparsefold.dask import call  # a lazy dask.array: sparsefold.dask
                 return call(self, *args)
             program, out = self.program_for(*args)
-            hit = (runnable_kernel(program, out, self._assumed.get(program, ())),
+            hit = (runnable_kernel(program, out, self._assumed.get(program, ()),
+                                   self.certify),
                    result_library(args))
             if len(self._recent) < 64:
                 self._recent[quick] = hit
@@ -267,14 +277,17 @@ def _is_scalar(a) -> bool:
     return isinstance(a, (bool, int, float, complex, np.generic))
 
 
-def jit(fn: Callable | None = None, *, out: str | None = None):
+def jit(fn: Callable | None = None, *, out: str | None = None, certify: bool = False):
     """Compile ``fn`` (a function of arrays returning a sparsefold array) into fused kernels,
     one per argument signature, built on first call. ``out``: "csr", "csc", "coo", "dcsr" or
     "dense"; default: dense when the result is dense-valued (``A @ x``, a reduction, ``A +
-    1``, as scipy returns them), else the first sparse argument's format, else dense."""
+    1``, as scipy returns them), else the first sparse argument's format, else dense.
+    ``certify``: each kernel's certificate (``verify.prove_kernel``) is proved when it is
+    compiled, and its digest is a line ``# certificate: sha256:...`` of the kernel's
+    header (``sf.show`` prints it); without it, kernels are not certified."""
     if fn is None:
-        return lambda f: JitFunction(f, out)
-    return JitFunction(fn, out)
+        return lambda f: JitFunction(f, out, certify)
+    return JitFunction(fn, out, certify)
 
 
 def _canonical(x: LazyArray):
@@ -320,6 +333,11 @@ def show(fn, *example_args, out: str | None = None) -> KernelSource:
         jf = fn if isinstance(fn, JitFunction) else JitFunction(fn, out)
         program, out = jf.program_for(*example_args)
         values = {f"a{p}": a for p, a in enumerate(example_args) if not _is_scalar(a)}
+        if jf.certify:
+            kernel = compile_program(program, out, jf._assumed.get(program, ()), True)
+            text = KernelSource(kernel.source_for(values))
+            print(text)
+            return text
     text = KernelSource(compile_program(program, out).source_for(values))
     print(text)
     return text

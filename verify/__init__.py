@@ -6,9 +6,11 @@
     r.status                                   # "proved" | "proved-real" | "refuted" | ...
     r.counterexample                           # None, or .replay() / .as_test()
     verify.prove_kernel(sf.jit(f), *examples)  # what the compiler relies on for one kernel
+    sf.jit(f, certify=True)                    # kernels whose headers carry that digest
     verify.order_preserving(node)              # the proved order property of an operator
     verify.rewrite(program)                    # the optimize pass with proved rules only
-    verify.differential(fn, *inputs_or_strategies, out="csr")   # compiled == interpreted
+    verify.differential(fn, *inputs_or_strategies, out="csr", time_limit=60)
+                                               # compiled == interpreted, calls time-limited
     verify.programs()                          # Hypothesis strategy of random programs
 
 Modules, in reading order: ``z3_reading`` (obligation walkers; the Z3 reading of sizes is
@@ -18,8 +20,10 @@ Modules, in reading order: ``z3_reading`` (obligation walkers; the Z3 reading of
 (proving the rules of ``spec.catalog``) + ``wrong_rules``, ``rewrite`` (the compiler's
 optimize pass with these proofs), ``cli`` (``sparsefold prove``), ``differential``
 (compiled kernels against the interpreter), ``entries`` (operator entries checked before
-compiling), ``zero_algebra`` (functions' zero facts on their C text), ``kernels``
-(per-kernel certificates). ``strategies`` and
+compiling), ``zero_algebra`` (functions' zero facts on their C text), ``coverage`` (a plan's
+pieces cover exactly the output support; the counting-sort reorder), ``reads`` (located
+reads within bounds), ``kernels``
+(per-kernel certificates), ``limited`` (a compiled call under a time limit). ``strategies`` and
 ``random_programs`` (Hypothesis, a test dependency) are imported on their own.
 """
 

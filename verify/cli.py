@@ -1,4 +1,5 @@
-"""``sparsefold prove``: prove the lemma library, every shape-operator entry, the zero
+"""``sparsefold prove``: prove the lemma library, the counting-sort placement the bucket and
+scatter assemblies rely on (``verify.coverage``), every shape-operator entry, the zero
 algebra of every elementwise function (``verify.zero_algebra``: what the compiler's merge
 lattices rely on), every rule of the catalog, and refute every deliberately wrong rule.
 One row per item (name, status, time), a summary, then the final line
@@ -163,6 +164,14 @@ def run(args: argparse.Namespace) -> int:
             ok = status == PROVED
             record(ok)
             print(_row("lemma " + lemma.name, status, secs, lemma.statement, ok))
+    if not args.module and wanted("reorder counting_sort"):
+        from sparsefold.verify.coverage import REORDER_STATEMENT, prove_reorder
+        t1 = time.perf_counter()
+        results = prove_reorder()
+        ok = all(s == PROVED for _, s in results)
+        record(ok)
+        print(_row("reorder counting_sort", PROVED if ok else "unproved",
+                   time.perf_counter() - t1, REORDER_STATEMENT, ok))
     for what in op_items:
         name = what if isinstance(what, str) else what.__name__.lower()
         if not wanted("operator " + name):

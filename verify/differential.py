@@ -64,7 +64,8 @@ def tolerance(dtype: Any) -> tuple[float, float] | None:
 
 
 def differential(fn: Callable, *args: Any, out: Any = None, settings: Any = None,
-                 rtol: float | None = None, atol: float | None = None) -> None:
+                 rtol: float | None = None, atol: float | None = None,
+                 time_limit: float | None = None) -> None:
     """Check that ``sf.jit(fn, out=out)`` agrees with the interpreter on ``args``.
 
     ``args`` are the inputs of ``fn``: NumPy / scipy.sparse / pydata arrays or Python
@@ -72,7 +73,14 @@ def differential(fn: Callable, *args: Any, out: Any = None, settings: Any = None
     here, with the active settings profile and ``deadline=None`` unless ``settings`` is
     given; concrete arguments may be mixed in). ``out``: an output format name, ``None``
     (``sf.jit``'s default), a list of names (each is checked), or a strategy of names.
-    ``rtol``/``atol`` override :func:`tolerance` for floating results.
+    ``rtol``/``atol`` override :func:`tolerance` for floating results. ``time_limit``
+    (seconds): each compiled call runs in a child process and one that runs longer is
+    stopped and reported as a failure with its inputs (``verify.limited``; building a
+    kernel does not count); ``None`` runs it in this process, unlimited.
+
+    Several operands of one (drawn) shape: pass strategies built on one
+    ``verify.strategies.shared_shape(...)``. Hypothesis' ``deadline`` is off (a first call
+    compiles a kernel) unless ``settings`` sets one other than the profile's.
 
     Do not call it with strategies from inside a ``@given`` test (Hypothesis forbids nested
     tests); draw the inputs there and pass them concretely. Raises
@@ -81,7 +89,10 @@ def differential(fn: Callable, *args: Any, out: Any = None, settings: Any = None
     """
     if not callable(fn):
         raise TypeError(f"differential: fn must be callable, found {type(fn).__name__}")
-    checker = _Checker(fn, rtol, atol)
+    if time_limit is not None and not time_limit > 0:
+        raise ValueError(f"differential: time_limit must be a positive number of seconds, "
+                         f"found {time_limit!r}")
+    checker = _Checker(fn, rtol, atol, time_limit)
     if any(_is_strategy(a) for a in args) or _is_strategy(out):
         _run_hypothesis(checker, args, out, settings)
     else:
@@ -112,8 +123,12 @@ def _run_hypothesis(checker: _Checker, args: Sequence, out: Any, test_settings: 
     differential_test._hypothesis_internal_add_digest = _digest(checker.fn)
     test = given(inputs, outs)(differential_test)
     # a new program structure compiles a kernel (~1 s): the default 200 ms deadline would
-    # report every first call as a failure
-    test = (test_settings if test_settings is not None else hsettings(deadline=None))(test)
+    # report every first call as a failure — off, unless the caller's settings chose one
+    if test_settings is None:
+        test_settings = hsettings(deadline=None)
+    elif test_settings.deadline == hsettings.default.deadline:
+        test_settings = hsettings(test_settings, deadline=None)
+    test = test_settings(test)
     test()
 
 
@@ -142,10 +157,12 @@ def _is_scalar(a: Any) -> bool:
 class _Checker:
     """One differential test: ``fn``, its jitted versions per ``out``, the tolerances."""
 
-    def __init__(self, fn: Callable, rtol: float | None, atol: float | None):
+    def __init__(self, fn: Callable, rtol: float | None, atol: float | None,
+                 time_limit: float | None = None):
         self.fn = fn
         self.rtol = rtol
         self.atol = atol
+        self.time_limit = time_limit
         self._jitted: dict[Any, Any] = {}
 
     def check_all(self, inputs: Sequence, out: Any) -> None:
@@ -178,33 +195,48 @@ class _Checker:
             report.program, report.out = jf.program_for(*inputs)
         except Exception:  # the call below reports the same failure with its context
             pass
-        before = [_storage_snapshot(a) for a in inputs]
-        crash = None
-        try:
-            with np.errstate(all="ignore"):
-                got = jf(*inputs)
-        except InvalidData as exc:
-            if rejected is not None:
-                return  # both reject the data
-            crash = exc
-        except Exception as exc:  # noqa: BLE001 - any crash of the kernel is the finding
-            crash = exc
+        got, crash, modified = self._call(jf, inputs)
         if crash is not None:
+            if isinstance(crash, InvalidData) or (isinstance(crash, tuple) and crash[3]):
+                if rejected is not None:
+                    return  # both reject the data
+            if isinstance(crash, tuple):  # raised in the child process (time_limit)
+                report.fail(f"the compiled kernel raised {crash[0]}: {crash[1]}", crash[2])
+            if isinstance(crash, str):  # stopped at the time limit, or its process died
+                report.fail(crash)
             # raised outside the except block, the kernel's traceback quoted in the message:
             # Hypothesis tells failures apart by their exception chains, and a chain through
             # each generated module would make every kernel a "distinct" failure
             report.fail(f"the compiled kernel raised {type(crash).__name__}: {crash}",
                         _traceback_text(crash))
         report.got = got
-        for p, (a, snap) in enumerate(zip(inputs, before)):
-            if not _same_storage(snap, _storage_snapshot(a)):
-                report.fail(f"the compiled kernel modified its input {p}")
+        for p in modified:
+            report.fail(f"the compiled kernel modified its input {p}")
         if rejected is not None:
             report.fail(f"the interpreter rejected the data ({rejected}) but the compiled "
                         f"kernel returned a result")
         library = "pydata" if any(is_pydata_sparse(a) for a in inputs) else "scipy"
         scale = max([1.0, *(_magnitude(a) for a in inputs)])
         self._compare(report, got, np.asarray(expected), report.out or "dense", library, scale)
+
+    def _call(self, jf, inputs: tuple):
+        """(result, crash, inputs modified): ``crash`` is the exception raised here, the
+        child's (type, message, traceback, is-InvalidData), or what stopped it."""
+        if self.time_limit is not None:
+            from sparsefold.verify.limited import call_limited
+            o = call_limited(jf, inputs, self.time_limit, _storage_snapshot, _same_storage)
+            if o.kind == "ok":
+                return o.result, None, o.modified
+            return None, (o.error if o.kind == "raised" else o.error[0]), ()
+        before = [_storage_snapshot(a) for a in inputs]
+        try:
+            with np.errstate(all="ignore"):
+                got = jf(*inputs)
+        except Exception as exc:  # noqa: BLE001 - any crash of the kernel is the finding
+            return None, exc, ()
+        modified = tuple(p for p, (a, snap) in enumerate(zip(inputs, before))
+                         if not _same_storage(snap, _storage_snapshot(a)))
+        return got, None, modified
 
     def _compare(self, report, got, expected: np.ndarray, out: str, library: str,
                  scale: float) -> None:

@@ -10,8 +10,20 @@ the operator check) while recording every order question the planner asks
   on the node's structure with sizes abstracted (``verify.entries.prove_entry``: bijection
   between domain and image, bounds, disjoint pieces, cover, divisions, index magnitude) —
   built-in entries included, though CI proves them over their configurations;
-* ``function ...``: for every elementwise function the program applies, its zero algebra
-  on its C text (``verify.zero_algebra``: what the merge lattice intersects or unions on);
+* ``function NAME (KIND)``: for every elementwise function the program applies, its zero
+  algebra (``verify.zero_algebra``) in the kind it computes in (``f``, ``i``, ``b``); a
+  kind the C reading does not model (complex) is ``unknown``, never proved;
+* ``coverage STAGE: VIEW``: per stage of the kernel (its temporaries, then ``result``) and
+  per sparse view its plan streams, that the composed pieces write exactly the program's
+  support: in bounds, no collisions, and forward and backward maps inverse on the owned
+  coordinates (``verify.coverage``; a reducing stream: bounds only);
+* ``reads STAGE``: every read of a located (dense) operand is within its bounds where the
+  guards on its path hold (``verify.reads``);
+* ``lattice STAGE``: the merge lattice a co-iteration iterates, relying on the functions'
+  rows above (``not relied on`` for a dense-valued co-iteration);
+* ``reorder STAGE (bucket|scatter)``: the counting-sort placement a bucket or scatter
+  assembly makes is an injective, lexicographic map into ``[0, nnz)``
+  (``verify.coverage.prove_reorder``, for all row counts);
 * ``order ...``: every order question the planner asked while planning this kernel. An
   answer "proved" is one the plan may act on — appending a stream without sorting because
   its entries arrive in strictly increasing output storage order (which also means no two
@@ -22,13 +34,14 @@ the operator check) while recording every order question the planner asks
   superset of what the plan relies on.)
 
 Each obligation has its status and time; :attr:`KernelCertificate.digest` is a SHA-256 of
-the program, the output format and every obligation's statement and status.
+the program, the output format and every obligation's statement and status (no times), and
+the certified kernel's header carries it: ``# certificate: sha256:<digest>`` in every
+stage (``cert.source``; ``sf.jit(fn, certify=True)`` certifies the kernels it compiles).
 
-Not covered (yet): that the plan's pieces produce *exactly* the program's output support
-(it follows from the entries' bijection and cover obligations for a single operator, but is
-not proved for the composed plan); read bounds of the generated loops beyond the entries'
-bounds obligations; the digest in the kernel's header. ``sparsefold prove --kernel EXPR
--i NAME=FORMAT:SHAPE`` prints a certificate from the shell.
+Not covered: the lowering from the plan to loops (the generated C is not read back); the
+exact variant a kernel falls back to when an operand is not finite (another plan, planned on
+first need, uncertified); a contraction's row sort (library code). ``sparsefold prove
+--kernel EXPR -i NAME=FORMAT:SHAPE`` prints a certificate from the shell.
 """
 
 from __future__ import annotations
@@ -37,11 +50,15 @@ import hashlib
 import time
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from sparsefold.spec import sizes as sz
 from sparsefold.spec.ir import ShapeOp
 from sparsefold.spec.printer import show_program, topological
 from sparsefold.verify.results import PROVED, REFUTED
 
-__all__ = ["KernelObligation", "KernelCertificate", "prove_kernel", "NOT_RELIED_ON"]
+__all__ = ["KernelObligation", "KernelCertificate", "prove_kernel", "certify_program",
+           "NOT_RELIED_ON"]
 
 NOT_RELIED_ON = "not relied on"
 
@@ -60,6 +77,8 @@ class KernelCertificate:
     out: str
     strategy: str
     obligations: list[KernelObligation] = field(default_factory=list)
+    kernel: object = field(default=None, repr=False, compare=False)
+    values: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def status(self) -> str:
@@ -78,12 +97,24 @@ class KernelCertificate:
             h.update(f"\0{o.name}\0{o.statement}\0{o.status}".encode())
         return h.hexdigest()
 
+    @property
+    def header_line(self) -> str:
+        """The line every stage's kernel header carries."""
+        return f"# certificate: sha256:{self.digest}"
+
+    @property
+    def source(self) -> str:
+        """The Cython of the certified kernel (every stage), for the example arguments."""
+        if self.kernel is None:
+            raise ValueError("this certificate was not made by prove_kernel")
+        return self.kernel.source_for(self.values)
+
     def __str__(self) -> str:
         lines = [f"kernel certificate: {self.status}  sha256:{self.digest[:16]}  "
                  f"out={self.out}  strategy={self.strategy}",
                  *("    " + line for line in self.program.splitlines())]
         for o in self.obligations:
-            lines.append(f"  {o.name:<28} {o.status:<14} {o.seconds:6.3f}s  {o.statement}")
+            lines.append(f"  {o.name:<32} {o.status:<14} {o.seconds:6.3f}s  {o.statement}")
         return "\n".join(lines)
 
 
@@ -108,17 +139,133 @@ def _entry_obligations(program) -> list[KernelObligation]:
     return out
 
 
+_KINDS = {"f": "f", "i": "i", "u": "i", "b": "b"}
+
+
 def _function_obligations(program) -> list[KernelObligation]:
+    """The zero algebra of every function the program applies, in the kind it computes in
+    (a kind the C reading does not model is ``unknown``, never proved)."""
     from sparsefold.spec.compute import Map
     from sparsefold.verify.zero_algebra import prove_function
     out, seen = [], set()
     for n in topological(program):
-        if isinstance(n, Map) and n.fn.name not in seen:
-            seen.add(n.fn.name)
+        if not isinstance(n, Map):
+            continue
+        kind = _KINDS.get(np.result_type(*[a.dtype for a in n.args]).kind, "?")
+        if (n.fn.name, kind) in seen:
+            continue
+        seen.add((n.fn.name, kind))
+        t0 = time.perf_counter()
+        report = prove_function(n.fn)
+        facts = [f for f in report.facts if f.kind == kind]
+        if not facts:
+            why = report.unread.get(kind, "no reading of this kind")
+            status, statement = "unknown", f"kind {kind} not read: {why}"
+        else:
+            bad = [f for f in facts if f.status != PROVED]
+            status = REFUTED if any(f.status == REFUTED for f in bad) else \
+                ("unknown" if bad else PROVED)
+            statement = ", ".join(f"{f.fact} {f.status}" for f in facts)
+        out.append(KernelObligation(f"function {n.fn.name} ({kind})", statement, status,
+                                    time.perf_counter() - t0))
+    return out
+
+
+def _views(stage) -> list[tuple[str, tuple, tuple, bool]]:
+    """(name, pieces, shape, accumulated) of every sparse view the stage's plan streams (a
+    reducing stream's pieces map to the reduction's output coordinates: accumulated)."""
+    from sparsefold.compiler.plans import CoiterPlan, ContractPlan, StreamPlan
+    p = stage.plan
+    if isinstance(p, StreamPlan):
+        return [("stream", p.pieces, tuple(stage.program.shape), p.reduction is not None)]
+    if isinstance(p, CoiterPlan):
+        return [(f"operand[{i}] {o.name}", o.pieces, tuple(o.node.shape), False)
+                for i, o in enumerate(p.operands)]
+    if isinstance(p, ContractPlan):
+        return [(f"{role} {o.name}", o.pieces, tuple(o.node.shape), False)
+                for role, o in (("driver", p.driver), ("located", p.located))]
+    return []
+
+
+def _worst(statuses) -> str:
+    statuses = set(statuses)
+    for s in (REFUTED, "unknown"):
+        if s in statuses:
+            return s
+    return PROVED
+
+
+def _reads_obligation(name: str, stage) -> KernelObligation | None:
+    """Every located (dense) read of the stage within its guards (``verify.reads``)."""
+    from sparsefold.compiler.plans import CoiterPlan, StreamPlan
+    from sparsefold.verify.reads import _broadcast, located_reads, prove_reads
+    t0 = time.perf_counter()
+    p, results = stage.plan, []
+    if isinstance(p, StreamPlan):
+        for piece in p.pieces:
+            domain = [sz.lt(c, n) for c, n in zip(sz.in_coords(piece.leaf.ndim),
+                                                 piece.leaf.shape)]
+            domain += [sz.lt(sz.Sym(f), n) for f, n in piece.free] + [piece.guard]
+            reads = [r for layer in piece.layers for d, arg in enumerate(layer.node.args)
+                     if d != layer.driver
+                     for r in located_reads(arg, _broadcast(arg, layer.node, layer.coords))]
+            results += prove_reads(reads, tuple(domain), tuple(stage.assumed))
+    elif isinstance(p, CoiterPlan):
+        ks = sz.out_coords(len(p.space))
+        reads = located_reads(p.root, ks, stop=frozenset(o.node for o in p.operands))
+        results += prove_reads(reads, tuple(sz.lt(k, n) for k, n in zip(ks, p.space)),
+                               tuple(stage.assumed))
+    if not results:
+        return None
+    failed = [f"{o}: {s}" for o, s in results if s != PROVED]
+    leaves = ", ".join(dict.fromkeys(o.split(" of ")[1] for o, _ in results))
+    return KernelObligation(
+        f"reads {name}", f"{len(results)} located read(s) of {leaves} within their guards' "
+        f"bounds" + (f" [{'; '.join(failed)}]" if failed else ""),
+        _worst(s for _, s in results), time.perf_counter() - t0)
+
+
+def _plan_obligations(kernel, functions: dict[str, str]) -> list[KernelObligation]:
+    """Per stage: the coverage of every streamed view (``verify.coverage``), the lattice the
+    co-iteration relies on, and the reorder of a bucket or scatter assembly."""
+    from sparsefold.compiler.plans import CoiterPlan
+    from sparsefold.spec.compute import Map
+    from sparsefold.verify.coverage import REORDER_STATEMENT, prove_coverage, prove_reorder
+    out = []
+    stages = [(t.name, s) for t, s in kernel.stages] + [("result", kernel.final)]
+    for name, stage in stages:
+        for view, pieces, shape, accumulated in _views(stage):
             t0 = time.perf_counter()
-            report = prove_function(n.fn)
-            out.append(KernelObligation(f"function {n.fn.name}", report.summary(),
-                                        report.status, time.perf_counter() - t0))
+            with sz.assuming(stage.assumed):
+                results = prove_coverage(tuple(pieces), shape, accumulated,
+                                         tuple(stage.assumed))
+            failed = [f"{o}: {s}" for o, s in results if s != PROVED]
+            leaves = ", ".join(dict.fromkeys(p.leaf.name for p in pieces))
+            out.append(KernelObligation(
+                f"coverage {name}: {view}",
+                f"{len(pieces)} piece(s) of {leaves} into ({', '.join(map(str, shape))}): "
+                + ("bounds (accumulated by the reduction)" if accumulated else
+                 "bounds, injective, round_trip") + (f" [{'; '.join(failed)}]" if failed
+                                                     else ""),
+                _worst(s for _, s in results), time.perf_counter() - t0))
+        reads = _reads_obligation(name, stage)
+        if reads is not None:
+            out.append(reads)
+        if isinstance(stage.plan, CoiterPlan):
+            names = [o.name for o in stage.plan.operands]
+            used = sorted({n.fn.name for n in topological(stage.plan.root)
+                           if isinstance(n, Map)})
+            status = NOT_RELIED_ON if stage.plan.lattice.universe else \
+                _worst(functions.get(f, "unknown") for f in used)
+            out.append(KernelObligation(
+                f"lattice {name}", f"iterates {stage.plan.lattice.describe(names)} by the "
+                f"zero algebra of {', '.join(used) or 'no function'}", status, 0.0))
+        if stage.plan.assembly in ("bucket", "scatter"):
+            t0 = time.perf_counter()
+            results = prove_reorder()
+            out.append(KernelObligation(
+                f"reorder {name} ({stage.plan.assembly})", REORDER_STATEMENT,
+                _worst(s for _, s in results), time.perf_counter() - t0))
     return out
 
 
@@ -132,22 +279,25 @@ def _order_statement(q) -> str:
            f"{tuple(q.out_order)}"
 
 
-def prove_kernel(fn, *examples) -> KernelCertificate:
-    """The certificate of the kernel ``fn`` (an ``sf.jit`` function) compiles for these
-    example arguments."""
+def certify_program(program, out: str, requires: tuple = ()):
+    """(the kernel ``sf.jit`` compiles for ``program``, its certificate); the kernel's
+    header carries the certificate's digest (:meth:`Kernel.certify`)."""
     from sparsefold.compiler import Kernel
     from sparsefold.compiler.order import decide_order, recording
     from sparsefold.verify.entries import check_entry
     from sparsefold.verify.rules import instance_proved
 
-    program, out = fn.program_for(*examples)
-    requires = tuple(getattr(fn, "_assumed", {}).get(program, ()))
     with recording() as queries:
-        kernel = Kernel(program, out, proved=instance_proved, requires=requires,
+        kernel = Kernel(program, out, proved=instance_proved, requires=tuple(requires),
                         operators=check_entry)
     cert = KernelCertificate(show_program(kernel.program), out, kernel.strategy)
     cert.obligations += _entry_obligations(kernel.program)
-    cert.obligations += _function_obligations(kernel.program)
+    functions = _function_obligations(kernel.program)
+    cert.obligations += functions
+    statuses: dict[str, list[str]] = {}
+    for o in functions:
+        statuses.setdefault(o.name.split()[1], []).append(o.status)
+    cert.obligations += _plan_obligations(kernel, {f: _worst(s) for f, s in statuses.items()})
     seen = set()
     for q in queries:
         key = (q.pieces, q.out_order, q.same_outer)
@@ -160,4 +310,18 @@ def prove_kernel(fn, *examples) -> KernelCertificate:
         cert.obligations.append(KernelObligation(
             f"order[{len(seen) - 1}]" + (" (row)" if q.same_outer else ""),
             _order_statement(q), status, time.perf_counter() - t0))
+    kernel.certify(cert.digest)
+    cert.kernel = kernel
+    return kernel, cert
+
+
+def prove_kernel(fn, *examples) -> KernelCertificate:
+    """The certificate of the kernel ``fn`` (an ``sf.jit`` function) compiles for these
+    example arguments. ``cert.source`` is that kernel's Cython, whose header has the line
+    ``# certificate: sha256:<cert.digest>``."""
+    program, out = fn.program_for(*examples)
+    requires = tuple(getattr(fn, "_assumed", {}).get(program, ()))
+    _, cert = certify_program(program, out, requires)
+    cert.values = {f"a{p}": a for p, a in enumerate(examples)
+                   if not isinstance(a, (bool, int, float, complex, np.generic))}
     return cert

@@ -6,6 +6,8 @@ shrinks: shapes toward fewer and shorter axes, sparse arrays toward fewer stored
 lower positions, reshape targets toward fewer axes, slice keys toward plain ``:``.
 
 * :func:`shapes` — array shapes, 0-length axes included.
+* :func:`shared_shape` — one drawn shape shared by every strategy built on it, so several
+  operands of one shape are drawn without ``st.data()``.
 * :func:`dense_arrays` — NumPy arrays with small integer values (any numeric dtype).
 * :func:`sparse_arrays` — scipy.sparse arrays (csr / csc / coo, or an ``spmatrix``) built
   from *unique* drawn positions: empty shapes, all-zero arrays (no stored entry) and a single
@@ -33,8 +35,8 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-__all__ = ["shapes", "dense_arrays", "sparse_arrays", "reshape_targets", "slice_keys",
-           "concat_operands", "programs", "SPARSE_FORMATS", "format_fits"]
+__all__ = ["shapes", "shared_shape", "dense_arrays", "sparse_arrays", "reshape_targets",
+           "slice_keys", "concat_operands", "programs", "SPARSE_FORMATS", "format_fits"]
 
 # scipy.sparse formats these strategies build, with the array ranks each one can hold.
 SPARSE_FORMATS: dict[str, tuple[int, ...]] = {
@@ -60,6 +62,22 @@ def shapes(min_dims: int = 0, max_dims: int = 4, max_side: int = 4, *,
     default ``min_side=0``, 0-length axes (empty arrays) occur."""
     return hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=min_side,
                             max_side=max_side)
+
+
+_SHARED = iter(range(1 << 62))
+
+
+def shared_shape(min_dims: int = 0, max_dims: int = 4, max_side: int = 4, *,
+                 min_side: int = 0, shape: Any = None) -> st.SearchStrategy[tuple[int, ...]]:
+    """A shape drawn once per example and shared: every strategy given this object as its
+    shape (``sparse_arrays(S, "csr")``, ``dense_arrays(S)``) gets the same shape in one
+    example, so ``differential(lambda a, b: a + b, sparse_arrays(S, "csr"),
+    sparse_arrays(S, "csc"))`` adds operands of one shape. ``shape``: a strategy of shapes
+    to share instead of :func:`shapes`' (e.g. ``st.tuples(st.integers(1, 4),
+    st.integers(1, 4))``). Each call is a new shared shape."""
+    base = shape if shape is not None else shapes(min_dims, max_dims, max_side,
+                                                  min_side=min_side)
+    return st.shared(_shape_strategy(base), key=f"sparsefold.shared_shape.{next(_SHARED)}")
 
 
 def _elements(dtype: np.dtype, *, nonzero: bool = False) -> st.SearchStrategy:

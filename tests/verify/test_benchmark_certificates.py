@@ -1,6 +1,8 @@
 """Every kernel of the benchmark suite (``benchmarks/kernels.py``, the 15 kernels of
-BENCHMARKS.md) gets a certificate (``verify.prove_kernel``) in CI: the compiled plan's
-operator entries, functions' zero algebra and the order facts it appends by, all proved.
+BENCHMARKS.md, and every stage of the compute group's fused programs, ``benchmarks/
+compute.py``) gets a certificate (``verify.prove_kernel``) in CI: the compiled plan's
+operator entries, functions' zero algebra, coverage of the output support, lattice, reorder
+and the order facts it appends by, all proved, and the digest in the kernel's header.
 
 The kernels are prepared on a small matrix; the certificate is of the kernel the benchmark
 compiles (the same ``sf.jit`` function, the same argument kinds), which is size-generic
@@ -52,3 +54,29 @@ def test_benchmark_kernel_has_a_certificate(kernel):
     assert cert.status == "proved", str(cert)
     assert cert.out == kernel.out
     assert len(cert.digest) == 64
+
+
+# the compute group (issue 11): every stage of every program's fused pipeline
+def _compute_calls():
+    from sparsefold.benchmarks import compute as bc
+    m = sp.random_array((41, 41), density=0.15, format="csr", dtype="float64",
+                        random_state=7)
+    m.sort_indices()
+    ops = bc.Operands(m)
+    for program in bc.PROGRAMS:
+        case = program.prepare(ops)
+        assert not case.skip, f"{program.name} skipped on the test matrix: {case.skip}"
+        for n, (fn, args) in enumerate(case.ours.stages):
+            yield pytest.param(fn, args, case, id=f"{program.name}[{n}]")
+
+
+@pytest.mark.parametrize("fn, args, case", list(_compute_calls()))
+def test_compute_kernel_has_a_certificate(fn, args, case):
+    cert = verify.prove_kernel(fn, *args)
+    assert cert.status == "proved", str(cert)
+    assert cert.out == case.out
+    kinds = {o.name.split()[0] for o in cert.obligations}
+    assert "coverage" in kinds or cert.strategy == "dense", str(cert)
+    if cert.strategy == "coiterate":
+        assert "lattice" in kinds and "function" in kinds, str(cert)
+    assert cert.header_line in cert.source
