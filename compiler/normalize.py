@@ -108,10 +108,13 @@ def _split_fill(node: Pad) -> Node:
     return Map(get_function("where"), (inside, zero, Literal(node.fill)))
 
 
-def _rewrite(node: Node, memo: dict[int, Node]) -> Node:
+def _rewrite(node: Node, memo: dict[int, tuple[Node, Node]]) -> Node:
+    # keyed by id, so the entry keeps ``node`` alive: the views built below
+    # (``with_operands(new, [a])``) are temporaries, and a dead one's id can be reused
+    # by the next, which would then be rewritten as the dead one was
     hit = memo.get(id(node))
-    if hit is not None:
-        return hit
+    if hit is not None and hit[0] is node:
+        return hit[1]
     new = with_operands(node, [_rewrite(o, memo) for o in node.operands()])
     if isinstance(new, Pad) and new.fill != 0 and _sparse(new.arg):
         new = _split_fill(new)
@@ -126,7 +129,7 @@ def _rewrite(node: Node, memo: dict[int, Node]) -> Node:
         args = [a if isinstance(a, Literal) else _rewrite(with_operands(new, [a]), memo)
                 for a in inner.args]
         new = with_operands(inner, args)
-    memo[id(node)] = new
+    memo[id(node)] = (node, new)
     return new
 
 
