@@ -103,6 +103,20 @@ def _implicit(node: Node, args: list) -> object:
         return np.asarray(node.fn.impl(*vals)).astype(node.dtype)[()]
 
 
+def _meets_nonfinite(node: Map, values: list, annihilating: list[int]) -> bool:
+    """An argument other than the annihilating ones is NaN or infinite outside its region
+    (a fill) or as a literal: where the annihilating argument is 0 the result need not
+    be (the runtime's finiteness check reads stored values only)."""
+    for d, a in enumerate(node.args):
+        if d in annihilating:
+            continue
+        v = a.value if isinstance(a, Literal) else values[d]
+        if v is not None and np.asarray(v).dtype.kind in "fc" and \
+                not bool(np.all(np.isfinite(v))):
+            return True
+    return False
+
+
 def _is_zero(v) -> bool:
     return v is not None and bool(np.asarray(v) == 0)
 
@@ -132,6 +146,17 @@ def build(root: Node, operands: dict[Node, int], *, exact: bool = False) -> Latt
         usable = () if (exact and fn.annihilation_needs_finite and floats) else fn.annihilates
         values = [outside.get(id(a)) if d in sparse else None for d, a in enumerate(node.args)]
         annihilating = [d for d in sparse if d in usable and _is_zero(values[d])]
+        if fn.annihilation_needs_finite and floats and _meets_nonfinite(node, values,
+                                                                        annihilating):
+            # 0 * nan is nan: a NaN fill (or literal) beside the zero annihilates nothing
+            value = _implicit(node, values) if sparse else None
+            if value is None:
+                return {Point()}
+            outside[id(node)] = value
+            union = set()
+            for d in sparse:
+                union |= subs[d]
+            return union
         if annihilating:
             points = {Point()}
             for d in annihilating:
