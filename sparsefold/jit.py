@@ -74,12 +74,14 @@ def _default_out(infos, program=None, assumed: tuple = ()) -> str:
     """The result format when the caller names none: dense when the result is dense-valued
     (as scipy's is: ``A @ x``, a reduction, ``A + 1``), else the first sparse argument's
     format."""
-    if program is not None and has_fill(program) and not isinstance(program, Reduce) \
-            and implicit_value(program) is not None:
-        # pydata's rule: an elementwise or shape result of filled arrays is a sparse array
-        # with the fill f(fill_a, fill_b), even where every coordinate is computed
-        return next((i.format for i in infos if i is not None and i.format != "dense"),
-                    "dense")
+    if program is not None and has_fill(program):
+        if any(isinstance(n, Reduce) for n in topological(program)):
+            return "dense"  # reductions of filled arrays: NumPy results, as for fill 0
+        if implicit_value(program) is not None:
+            # pydata's rule: an elementwise or shape result of filled arrays is a sparse
+            # array with the fill f(fill_a, fill_b), even where every coordinate is computed
+            return next((i.format for i in infos if i is not None and i.format != "dense"),
+                        "dense")
     if program is not None and _dense_valued(program, tuple(assumed)):
         return "dense"
     for info in infos:

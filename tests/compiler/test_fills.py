@@ -136,3 +136,19 @@ def test_transpose_pushed_into_two_maps_keeps_both():
     got = lazy.compute()
     np.testing.assert_array_equal(got.toarray() if hasattr(got, "toarray") else got,
                                   lazy.interpret())
+
+
+def test_sum_of_a_filled_input_walks_its_storage():
+    """sum over a filled input: the stored values summed over the storage, plus the fill
+    once per implicit entry — no stage iterates the input's every coordinate."""
+    a = sparse.COO.from_numpy(np.array([[1.0, 2, 2, 4], [2, 5, 2, 2], [2, 2, 2, 2]]),
+                              fill_value=2.0)
+    x = sf.asarray(a)
+    for axis in (None, 0, 1):
+        lazy = sf.sum(x, axis=axis)
+        np.testing.assert_array_equal(lazy.compute(), np.sum(a.todense(), axis=axis))
+    program, values = canonical(sf.sum(x, axis=0))
+    source = compile_program(program, "dense").source_for(values)
+    strategies = [line for line in source.splitlines() if line.startswith("# Strategy")]
+    first_stages = " ".join(strategies[:-1])
+    assert "every coordinate" not in first_stages and "a0 | a1" in first_stages
