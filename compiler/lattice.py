@@ -16,8 +16,12 @@ the union of the points. Only the minimal points matter, and they are all we kee
 * otherwise, when ``f`` is 0 wherever all its sparse arguments are 0: the union of the
   arguments' lattices (``a + b`` gives ``{{a}, {b}}``); ``(a + b) * c`` gives
   ``{{a, c}, {b, c}}``;
-* otherwise (``a + 1``, ``a + x`` with ``x`` dense, ``a == 0``): ``{∅}``, the *universe* —
-  the expression is dense-valued and the lowering iterates every coordinate.
+* otherwise, when the other arguments are literals (``a + 1``, ``a == 0``): the union
+  too, but the subexpression is not 0 outside it (``build`` keeps that value: a parent
+  may bring it back to 0, ``(a + 1) - 1``, or annihilate it);
+* otherwise (``a + x`` with ``x`` dense): ``{∅}``, the *universe*. A root that is not 0
+  outside its region is the universe too: the expression is dense-valued and the lowering
+  iterates every coordinate.
 
 Zero algebra comes from ``spec`` (``annihilates``, and the function evaluated at zeros with
 the literal arguments it actually has). Both are proved on each function's C reading — the
@@ -88,12 +92,50 @@ def _zero_at(node: Map, zero_positions: set[int]) -> bool:
                                      for d, a in enumerate(node.args)])
 
 
+def _implicit(node: Node, args: list) -> object:
+    """``node``'s value outside its region (``args``: its arguments' there; None for a
+    located argument that is not a literal), by the function's NumPy meaning — what the
+    interpreter computes there; None when it varies."""
+    if any(v is None and not isinstance(a, Literal) for a, v in zip(node.args, args)):
+        return None
+    vals = [a.typed_value() if isinstance(a, Literal) else v for a, v in zip(node.args, args)]
+    with np.errstate(all="ignore"):
+        return np.asarray(node.fn.impl(*vals)).astype(node.dtype)[()]
+
+
+def _meets_nonfinite(node: Map, values: list, annihilating: list[int]) -> bool:
+    """An argument other than the annihilating ones is NaN or infinite outside its region
+    (a fill) or as a literal: where the annihilating argument is 0 the result need not
+    be (the runtime's finiteness check reads stored values only)."""
+    for d, a in enumerate(node.args):
+        if d in annihilating:
+            continue
+        v = a.value if isinstance(a, Literal) else values[d]
+        if v is not None and np.asarray(v).dtype.kind in "fc" and \
+                not bool(np.all(np.isfinite(v))):
+            return True
+    return False
+
+
+def _is_zero(v) -> bool:
+    return v is not None and bool(np.asarray(v) == 0)
+
+
 def build(root: Node, operands: dict[Node, int], *, exact: bool = False) -> Lattice:
-    """The lattice of ``root``; ``operands`` numbers the sparse operands (their nodes)."""
+    """The lattice of ``root``; ``operands`` numbers the sparse operands (their nodes).
+
+    Beside its points, every subexpression has a value *outside its region* (where its
+    sparse operands are all implicit): 0 for an operand, ``f`` of its arguments' for a
+    map (``x + 1`` is 1 there; ``where(present, stored, c)``, a filled pydata input, is
+    ``c``: ``spec/fills.py``). An argument annihilates only where that value is 0, and a
+    map of sparse arguments is sparse whenever those values are literal: its region is
+    the union of theirs. The root must be 0 outside its region, else it is dense-valued."""
     finite: list[Input] = []
+    outside: dict[int, object] = {}
 
     def visit(node: Node) -> set[frozenset]:
         if node in operands:
+            outside[id(node)] = np.zeros((), node.dtype)[()]
             return {Point({operands[node]})}
         if not isinstance(node, Map):
             return {Point()}  # located: may be nonzero anywhere
@@ -102,7 +144,19 @@ def build(root: Node, operands: dict[Node, int], *, exact: bool = False) -> Latt
         fn = node.fn
         floats = node.dtype.kind in "fc" or any(a.dtype.kind in "fc" for a in node.args)
         usable = () if (exact and fn.annihilation_needs_finite and floats) else fn.annihilates
-        annihilating = [d for d in sparse if d in usable]
+        values = [outside.get(id(a)) if d in sparse else None for d, a in enumerate(node.args)]
+        annihilating = [d for d in sparse if d in usable and _is_zero(values[d])]
+        if fn.annihilation_needs_finite and floats and _meets_nonfinite(node, values,
+                                                                        annihilating):
+            # 0 * nan is nan: a NaN fill (or literal) beside the zero annihilates nothing
+            value = _implicit(node, values) if sparse else None
+            if value is None:
+                return {Point()}
+            outside[id(node)] = value
+            union = set()
+            for d in sparse:
+                union |= subs[d]
+            return union
         if annihilating:
             points = {Point()}
             for d in annihilating:
@@ -112,7 +166,19 @@ def build(root: Node, operands: dict[Node, int], *, exact: bool = False) -> Latt
                     if d not in annihilating or len(annihilating) > 1:
                         finite.extend(n for n in topological(a)
                                       if isinstance(n, Input) and n.dtype.kind in "fc")
+            outside[id(node)] = np.zeros((), node.dtype)[()]
             return points
+        union = set()
+        for d in sparse:
+            union |= subs[d]
+        if sparse and not all(_is_zero(values[d]) for d in sparse):
+            # an argument is not 0 outside its region (a fill): the region is the union
+            # of the arguments' when the others are literals, valued f(those values)
+            value = _implicit(node, values)
+            if value is None:
+                return {Point()}
+            outside[id(node)] = value
+            return union
         if sparse:
             if exact and floats and fn.annihilation_needs_finite:
                 # no annihilation: only an exact evaluation at the literals it has
@@ -122,11 +188,16 @@ def build(root: Node, operands: dict[Node, int], *, exact: bool = False) -> Latt
             else:
                 zero = zero_where(node, sparse)
             if zero:
-                points = set()
-                for d in sparse:
-                    points |= subs[d]
-                return points
+                outside[id(node)] = np.zeros((), node.dtype)[()]
+                return union
+            value = _implicit(node, values)  # x + 1: 1 outside x's region
+            if value is not None:
+                outside[id(node)] = value
+                return union
         return {Point()}
 
-    points = _minimal(visit(root))
+    points = visit(root)
+    if root not in operands and points != {Point()} and not _is_zero(outside.get(id(root))):
+        points = {Point()}  # not 0 where nothing is stored: dense-valued
+    points = _minimal(points)
     return Lattice(points, tuple(dict.fromkeys(finite)))

@@ -9,7 +9,8 @@ sparse operand of a map is a *view* (shape operators over one leaf) that a curso
   its value at ``k`` is ``f(x, y)`` at ``backward(k)``, which is ``f`` of the arguments
   there. Concat (several pieces) and pad (a fill) stay where they are; the planner
   computes a map below them first when it must.
-* **Fills.** ``pad(x, c)`` with ``c != 0`` becomes ``where(inside, pad(x, 0), c)``.
+* **Fills.** ``pad(x, c)`` with ``c != 0`` becomes ``where(inside, pad(x, 0), c)``; a sum
+  over a filled pydata input sums its storage and adds the fill once per implicit entry.
 * **Contractions.** ``sum(x * y)`` contracting axes of two sparse n-d operands (tensordot,
   n-d matmul without batch axes) becomes a matrix product of two reshaped views, reshaped
   back: ``Σ_k x[i.., k..] y[k.., j..]`` with ``i..``, ``k..``, ``j..`` each collapsed
@@ -25,9 +26,10 @@ import dataclasses
 import numpy as np
 
 from sparsefold.spec import sizes as sz
-from sparsefold.spec.compute import Input, Literal, Map, Reduce
+from sparsefold.spec.compute import Input, Literal, Map, Reduce, SizeOf
 from sparsefold.spec.errors import InternalError
-from sparsefold.spec.functions import get_function
+from sparsefold.spec.fills import filled_parts
+from sparsefold.spec.functions import cast_function, get_function
 from sparsefold.spec.ir import Node, ShapeOp
 from sparsefold.spec.ops_axes import BroadcastTo, ExpandDims, PermuteDims, Squeeze
 from sparsefold.spec.ops_index import Pad
@@ -108,16 +110,49 @@ def _split_fill(node: Pad) -> Node:
     return Map(get_function("where"), (inside, zero, Literal(node.fill)))
 
 
+def _split_fill_sum(node: Reduce) -> Node | None:
+    """``sum(where(present, stored, c))`` — a sum over a filled pydata input
+    (``spec/fills.py``) — as ``sum(where(present, stored, 0)) + c * implicit`` with
+    ``implicit = n - sum(present)`` the cell's implicit entries (``c`` is not multiplied
+    when there are none: ``nan * 0``): both sums walk the storage, not every coordinate.
+    The stored values are added in their order and the fills after them (a float sum is
+    accumulated left to right in kernels anyway)."""
+    parts = filled_parts(node.arg)
+    if parts is None or node.monoid.name != "sum" or node.dtype.kind not in "biuf" or \
+            not all(_sparse(p) for p in parts[:2]):
+        return None
+    present, stored, fill = parts
+    if fill.value == 0:  # where(p, x, 0): what this rewrite sums, nothing to add
+        return None
+    where = get_function("where")
+    zero = Literal(np.zeros((), node.arg.dtype)[()])
+    stored_sum = Reduce(Map(where, (present, stored, zero)), node.axes, node.monoid,
+                        node.dtype_request)
+    count = Reduce(present, node.axes, "sum", np.dtype(np.intp))
+    implicit = Map(get_function("subtract"), (SizeOf(node.extent()), count))
+    filled_sum = Map(where, (Map(get_function("greater"), (implicit, Literal(0))),
+                             Map(get_function("multiply"), (fill, implicit)),
+                             Literal(np.zeros((), node.dtype)[()])))
+    total = Map(get_function("add"), (stored_sum, filled_sum))
+    if total.dtype != node.dtype:
+        total = Map(cast_function(node.dtype), (total,))
+    return total
+
+
 def _rewrite(node: Node, memo: dict[int, tuple[Node, Node]]) -> Node:
-    # keyed by identity (shared subtrees stay shared); the key node is kept alive in the
-    # entry, or a temporary built below (``with_operands(new, [a])``) could be freed and its
-    # id reused by the next one, which would then be answered with the first one's rewrite
+    # keyed by id, so the entry keeps ``node`` alive: the views built below
+    # (``with_operands(new, [a])``) are temporaries, and a dead one's id can be reused
+    # by the next, which would then be rewritten as the dead one was
     hit = memo.get(id(node))
     if hit is not None and hit[0] is node:
         return hit[1]
     new = with_operands(node, [_rewrite(o, memo) for o in node.operands()])
     if isinstance(new, Pad) and new.fill != 0 and _sparse(new.arg):
         new = _split_fill(new)
+    if isinstance(new, Reduce):
+        split = _split_fill_sum(new)
+        if split is not None:
+            new = _rewrite(split, memo)
     if isinstance(new, Reduce):
         matrix = _as_matrix_product(new)
         if matrix is not None:

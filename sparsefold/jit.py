@@ -21,10 +21,13 @@ import numpy as np
 
 from sparsefold.lazy import LazyArray, canonical
 from sparsefold.spec import sizes as sz
-from sparsefold.spec.compute import Input
+from sparsefold.spec.compute import Input, Reduce
 from sparsefold.spec.errors import IllFormedProgram, InvalidData
+from sparsefold.spec.fills import filled, has_fill, implicit_value, prepare
 from sparsefold.spec.printer import topological
+from sparsefold.storage.binding import bind_sizes
 from sparsefold.storage.describe import describe
+from sparsefold.storage.fills import fill_of, readable, split_fill, with_fill
 from sparsefold.storage.results import result_library
 
 __all__ = ["jit", "JitFunction", "compute", "show", "compile_program", "runnable_kernel",
@@ -79,6 +82,14 @@ def _default_out(infos, program=None, assumed: tuple = ()) -> str:
     """The result format when the caller names none: dense when the result is dense-valued
     (as scipy's is: ``A @ x``, a reduction, ``A + 1``), else the first sparse argument's
     format."""
+    if program is not None and has_fill(program):
+        if any(isinstance(n, Reduce) for n in topological(program)):
+            return "dense"  # reductions of filled arrays: NumPy results, as for fill 0
+        if implicit_value(program) is not None:
+            # pydata's rule: an elementwise or shape result of filled arrays is a sparse
+            # array with the fill f(fill_a, fill_b), even where every coordinate is computed
+            return next((i.format for i in infos if i is not None and i.format != "dense"),
+                        "dense")
     if program is not None and _dense_valued(program, tuple(assumed)):
         return "dense"
     for info in infos:
@@ -126,7 +137,11 @@ class JitFunction:
                 continue
             shape = tuple(n if (concrete or n in (0, 1)) else _size_expr(classes[n])
                           for n in info.shape)
-            lazies.append(LazyArray(Input(f"a{p}", shape, info.dtype, info.format)))
+            node = Input(f"a{p}", shape, info.dtype, info.format)
+            if info.fill is not None:  # where(present, stored, fill): spec/fills.py
+                node = filled(node, Input(f"mask{p}", shape, np.dtype(bool), info.format),
+                              info.fill)
+            lazies.append(LazyArray(node))
         if concrete:
             result, assumed = self.fn(*lazies), []
         else:  # sizes that must agree but differ symbolically become preconditions
@@ -137,16 +152,17 @@ class JitFunction:
                                    f"{type(result).__name__}")
         if result.bindings:
             raise IllFormedProgram(_captured_message(result.bindings.values()))
-        if assumed and not _hold(assumed, result.node, args):
+        program = prepare(result.node)
+        if assumed and not _hold(assumed, program, args):
             raise IllFormedProgram("the traced program's size assumptions fail here")
-        return result.node, tuple(assumed)
+        return program, tuple(assumed)
 
     def program_for(self, *args):
         """(program, input names, output format) for these arguments (traced if new)."""
         infos = [None if _is_scalar(a) else _describe_argument(p, a) for p, a in enumerate(args)]
         plain, prods = _size_classes(infos), _size_classes(infos, products=True)
         sig = tuple(("scalar", type(a).__name__, a) if info is None else
-                    (info.format, info.dtype.str, len(info.shape),
+                    (info.format, info.dtype.str, len(info.shape), repr(info.fill),
                      tuple(n if n in (0, 1) else (plain[n], prods[n]) for n in info.shape))
                     for a, info in zip(args, infos))
         with self._lock:
@@ -177,7 +193,8 @@ class JitFunction:
         # fast path: the same kinds of arguments as a previous call (sizes may differ only
         # where the traced program is symbolic; the key carries the equality pattern)
         quick = tuple((type(a), getattr(a, "format", None), getattr(a, "dtype", None),
-                       getattr(a, "shape", a)) for a in args)
+                       getattr(a, "shape", a), repr(getattr(a, "fill_value", None)))
+                      for a in args)
         try:
             hit = self._recent.get(quick)
         except TypeError:  # an unhashable argument (a list): program_for says what is wrong
@@ -189,12 +206,34 @@ class JitFunction:
             program, out = self.program_for(*args)
             hit = (runnable_kernel(program, out, self._assumed.get(program, ()),
                                    self.certify),
-                   result_library(args))
+                   result_library(args), program if has_fill(program) else None)
             if len(self._recent) < 64:
                 self._recent[quick] = hit
-        kernel, library = hit
+        kernel, library, filled_program = hit
         values = {f"a{p}": a for p, a in enumerate(args) if not _is_scalar(a)}
-        return kernel(values, library)
+        if filled_program is None:
+            return kernel(values, library)
+        values = _split_values(values, "mask")
+        return _with_result_fill(filled_program, values, kernel(values, library))
+
+
+def _split_values(values: dict, mask: str) -> dict:
+    """Each filled pydata argument ``a<p>`` as its storage with fill 0 (``a<p>``) and its
+    presence mask (``<mask><p>``), the inputs the trace gave it (``storage/fills.py``)."""
+    out = {}
+    for name, a in values.items():
+        if fill_of(a) is None:
+            out[name] = readable(a)
+        else:
+            out[name], out[f"{mask}{name[1:]}"] = split_fill(a)
+    return out
+
+
+def _with_result_fill(program, values: dict, result):
+    """A pydata result with the fill the program gives where every sparse input is
+    implicit (``spec.fills.implicit_value``; sizes bound by this call)."""
+    env = bind_sizes([n for n in topological(program) if isinstance(n, Input)], values)
+    return with_fill(result, implicit_value(program, env))
 
 
 def _describe_argument(position: int, a) -> Any:
@@ -306,7 +345,8 @@ def compute(x: LazyArray, out: str | None = None):
     program, values = _canonical(x)
     infos = [describe(v) for v in values.values()]
     kernel = runnable_kernel(program, out or _default_out(infos, program))
-    return kernel(values, result_library(list(values.values())))
+    result = kernel(values, result_library(list(values.values())))
+    return _with_result_fill(program, values, result) if has_fill(program) else result
 
 
 class KernelSource(str):
@@ -332,7 +372,8 @@ def show(fn, *example_args, out: str | None = None) -> KernelSource:
     else:
         jf = fn if isinstance(fn, JitFunction) else JitFunction(fn, out)
         program, out = jf.program_for(*example_args)
-        values = {f"a{p}": a for p, a in enumerate(example_args) if not _is_scalar(a)}
+        values = _split_values({f"a{p}": a for p, a in enumerate(example_args)
+                                if not _is_scalar(a)}, "mask")
         if jf.certify:
             kernel = compile_program(program, out, jf._assumed.get(program, ()), True)
             text = KernelSource(kernel.source_for(values))

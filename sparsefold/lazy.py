@@ -23,11 +23,13 @@ import numpy as np
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input, Literal
 from sparsefold.spec.errors import IllFormedProgram, InvalidData
+from sparsefold.spec.fills import filled, prepare
 from sparsefold.spec.indexing import getitem
 from sparsefold.spec.ir import Node
 from sparsefold.spec.printer import topological
 from sparsefold.spec.programs import substitute_program
 from sparsefold.storage.describe import describe
+from sparsefold.storage.fills import readable, split_fill
 
 __all__ = ["LazyArray", "asarray", "symbol", "lift", "canonical"]
 
@@ -275,14 +277,22 @@ def _r():
 
 def asarray(a: Any) -> LazyArray:
     """Wrap a NumPy, scipy.sparse (any format) or pydata/sparse array as a program input.
-    No data is copied; the array is read when the program runs."""
+    No data is copied; the array is read when the program runs. A pydata array with a
+    non-zero ``fill_value`` becomes ``where(present, stored, fill)`` over its one storage
+    (``spec/fills.py``); a pydata ``DOK`` is converted to ``COO``."""
     if isinstance(a, LazyArray):
         return a
     if isinstance(a, (bool, int, float, complex, np.generic, list, tuple)):
         a = np.asarray(a)
+    a = readable(a)  # a pydata DOK: converted to COO once, here
     info = describe(a)
     name = f"a{next(_names)}"
     node = Input(name, info.shape, info.dtype, info.format)
+    if info.fill is not None:  # where(present, stored, fill): spec/fills.py
+        stored, present = split_fill(a)
+        mask = f"a{next(_names)}"
+        node = filled(node, Input(mask, info.shape, np.dtype(bool), info.format), info.fill)
+        return LazyArray(node, {name: stored, mask: present})
     return LazyArray(node, {name: a})
 
 
@@ -314,7 +324,8 @@ def canonical(x: LazyArray) -> tuple[Node, dict[str, Any]]:
     first-use order, and the array bound to each new name. Inputs made with ``sf.symbol``
     keep their names (and the new names skip them). Equal programs from different wrappers
     come out equal, so they print alike and share a compiled kernel."""
-    leaves = [n for n in topological(x.node) if isinstance(n, Input)]
+    root = prepare(x.node)  # filled inputs: their where above shape operators
+    leaves = [n for n in topological(root) if isinstance(n, Input)]
     taken = {n.name for n in leaves if n.name not in x.bindings}
     fresh = (f"a{k}" for k in itertools.count() if f"a{k}" not in taken)
     renamed: dict[str, Input] = {}
@@ -325,8 +336,8 @@ def canonical(x: LazyArray) -> tuple[Node, dict[str, Any]]:
             renamed[n.name] = dataclasses.replace(n, name=new)
             values[new] = x.bindings[n.name]
     if all(new.name == old for old, new in renamed.items()):
-        return x.node, values
-    return substitute_program(x.node, inputs=renamed), values
+        return root, values
+    return substitute_program(root, inputs=renamed), values
 
 
 def merge_bindings(*bindings: Mapping[str, Any]) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from sparsefold.spec import (
     derived_shape,
     einsum,
     errors,
+    fills,
     formats,
     reductions,
 )
@@ -391,7 +392,62 @@ def _section_functions() -> list[str]:
                      _code(m.c_combine), "yes" if m.takes_dtype else "", dts])
     lines += _table(["monoid", "identity", "Cython combine", "takes `dtype=`", "result dtype"],
                     rows)
-    return lines + [""]
+    return lines + [""] + _section_fills()
+
+
+_FILL_SAMPLES = ((2.0,), (-2.0,), (float("nan"),))
+_FILL_PAIRS = ((2.0, 0.0), (0.0, 2.0), (2.0, -2.0), (float("nan"), 0.0))
+
+
+def _fill_cell(fn, values) -> str:
+    """``f`` at fill values of float64 (literals for the other arguments of ``where``)."""
+    try:
+        with np.errstate(all="ignore"):
+            out = fn.impl(*(np.asarray(v, F64) for v in values))
+    except (TypeError, ValueError):
+        return ""
+    out = np.asarray(out)[()]
+    return repr(out.item()) if hasattr(out, "item") else repr(out)
+
+
+def _section_fills() -> list[str]:
+    """The fill algebra (``spec/fills.py``): how each function and monoid maps fill values,
+    computed from their NumPy meanings."""
+    lines = ["### Fill values", "", _doc(fills), "",
+             "A function's result fill is `f(fill_0, fill_1, ...)`; the lattice intersects on "
+             "argument p only when p's fill is 0 (and, for floats, the other fills are "
+             "finite), and takes a union of the arguments' storage whenever the other "
+             "arguments are literals — the result is sparse when its fill is 0, dense-valued "
+             "otherwise, and a pydata result carries the fill. `sparsefold prove` checks per "
+             "function that its Cython reading is 0 at sample fills exactly where NumPy's is. "
+             "Examples, float64 (unary: f(c); binary: f(a, b)):", ""]
+    rows = []
+    for name, fn in FUNCTIONS.items():
+        if fn.arity == 1:
+            cells = [f"f({_fill_num(v[0])}) = {_fill_cell(fn, v)}" for v in _FILL_SAMPLES]
+        elif fn.arity == 2:
+            cells = [f"f({', '.join(map(_fill_num, v))}) = {_fill_cell(fn, v)}"
+                     for v in _FILL_PAIRS]
+        else:
+            continue
+        cells = [c for c in cells if not c.endswith("= ")]
+        if cells:
+            ann, _ = _facts(fn)
+            rows.append([f"`{name}`", "; ".join(cells), ann])
+    lines += _table(["function", "result fill at sample fills", "intersects on (fill 0)"],
+                    rows)
+    lines += ["", "A reduction of `n` entries of which some are implicit counts each as the "
+              "fill `c`: `sum` adds `c` once per implicit entry (the result fill of a whole "
+              "implicit fiber is `n * c`), `prod` multiplies by it, `max`/`min`/`any`/`all` "
+              "include it when any entry is implicit; `mean`, `var` and `std` are built from "
+              "those. Shape operators keep the fill; `pad` pads with its own value (NumPy's "
+              "meaning; pydata raises unless it is the fill), and `concat`/`stack` of arrays "
+              "with different fills is ill-formed, as in pydata.", ""]
+    return lines
+
+
+def _fill_num(v: float) -> str:
+    return "nan" if v != v else repr(v)
 
 
 _CAPABILITIES = ("full", "locate", "iterate", "append", "has_pos", "has_crd")

@@ -4,7 +4,8 @@ kernel reads.
 A sparse input is densified from its validated, canonical level arrays
 (:func:`~sparsefold.storage.levels.sparse_levels`: duplicates summed, index dtypes
 converted), never by library code that trusts the arrays (``toarray``/``todense`` would read
-a malformed array out of bounds). Implicit entries are 0. It is an explicit fallback, so it
+a malformed array out of bounds). Implicit entries are 0, or a pydata array's
+``fill_value`` (``storage/fills.py``). It is an explicit fallback, so it
 need not be fast.
 """
 
@@ -18,6 +19,7 @@ from sparsefold.spec.compute import Input
 from sparsefold.spec.errors import InvalidData
 from sparsefold.spec.formats import named_format
 from sparsefold.storage.describe import describe, is_pydata_sparse, is_scipy_sparse
+from sparsefold.storage.fills import fill_of, split_fill
 from sparsefold.storage.levels import check_range, sparse_levels
 
 __all__ = ["densify", "dense_operand"]
@@ -52,6 +54,10 @@ def dense_operand(value: Any, dtype: np.dtype, name: str) -> np.ndarray:
 
 
 def _densify(value: Any, dtype: np.dtype, name: str) -> np.ndarray:
+    if fill_of(value) is not None:  # a pydata fill: the stored values, else the fill
+        stored, present = split_fill(value)
+        return np.where(_densify(present, np.dtype(bool), name),
+                        _densify(stored, dtype, name), fill_of(value)).astype(dtype)
     shape = tuple(int(n) for n in value.shape)
     fmt = named_format(describe(value).format, len(shape))
     levels = sparse_levels(value, Input(name, shape, np.dtype(dtype), fmt), name)

@@ -24,6 +24,7 @@ class ArrayInfo:
     dtype: np.dtype
     format: str
     library: str  # "numpy" | "scipy" | "pydata"
+    fill: Any = None  # a pydata array's fill_value when it is not 0 (storage/fills.py)
 
 
 try:
@@ -59,7 +60,9 @@ def describe(a: Any) -> ArrayInfo:
         fmt = "coo"
         if name == "GCXS" and a.ndim == 2:
             fmt = "csr" if tuple(a.compressed_axes) == (0,) else "csc"
-        return ArrayInfo(tuple(int(n) for n in a.shape), _dtype(a.dtype), fmt, "pydata")
+        from sparsefold.storage.fills import fill_of
+        return ArrayInfo(tuple(int(n) for n in a.shape), _dtype(a.dtype), fmt, "pydata",
+                         fill_of(a))
     if isinstance(a, np.ndarray):
         return ArrayInfo(a.shape, _dtype(a.dtype), "dense", "numpy")
     raise InvalidData(

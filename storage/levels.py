@@ -148,7 +148,7 @@ def sparse_levels(value: Any, leaf: Input, name: str, *,
             return _compressed_arrays(value.indptr, value.indices, value.data, name, leaf, shape)
         if kind != "COO":
             validate_storage(value, name)
-        coo = value if kind == "COO" else value.tocoo()
+        coo = value if kind == "COO" else value.to_coo() if kind == "DOK" else value.tocoo()
         return _coo(list(coo.coords), coo.data, name, leaf, shape, None)
     raise InvalidData(f"{name}: expected a sparse array for a {leaf.format} input, found "
                       f"{type(value).__name__}")
@@ -157,8 +157,9 @@ def sparse_levels(value: Any, leaf: Input, name: str, *,
 def check_supported(value: Any, name: str) -> None:
     """Storage the runtime knows how to read, before anything walks it: scipy compressed
     arrays of a rank they cannot have (a CSC claiming 3 axes: scipy's own conversions would
-    walk its ``indptr`` past the end), pydata arrays with a nonzero fill value (every
-    kernel and the interpreter assume implicit entries are zero)."""
+    walk its ``indptr`` past the end), pydata arrays with a nonzero fill value (level
+    arrays mean 0 where nothing is stored: a filled array is read as ``where(present,
+    stored, fill)`` of two 0-filled ones, ``storage/fills.py``)."""
     if is_scipy_sparse(value):
         ranks = {"csr": (1, 2), "csc": (2,), "bsr": (2,)}.get(value.format)  # with indptr
         if ranks is not None and value.ndim not in ranks:
@@ -167,8 +168,9 @@ def check_supported(value: Any, name: str) -> None:
     elif is_pydata_sparse(value):
         fill = getattr(value, "fill_value", 0)
         if not (np.ndim(fill) == 0 and fill == 0 and not np.isnan(fill)):
-            raise InvalidData(f"{name}: fill_value {fill!r} is not supported; implicit entries "
-                              f"must be 0")
+            raise InvalidData(f"{name}: fill_value {fill!r} is not supported here; its level "
+                              f"arrays are read with implicit entries 0 (a filled array "
+                              f"enters a program through sf.asarray or sf.jit)")
 
 
 def _outer(mode_order: tuple) -> str:
