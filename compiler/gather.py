@@ -39,7 +39,7 @@ from sparsefold.storage.dense import dense_operand
 from sparsefold.storage.levels import canonical_order, sparse_levels
 from sparsefold.storage.results import compress, wrap_levels
 
-__all__ = ["GatherStage", "gather_format"]
+__all__ = ["GatherStage", "gather_format", "serves"]
 
 _KERNELS = '''\
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
@@ -115,6 +115,12 @@ def _module():
     return load_module(_KERNELS, name_hint="gather")
 
 
+def serves(fmt: Format) -> bool:
+    """Can a gather stage assemble its result in ``fmt`` itself (no copy kernel after)?"""
+    return fmt.is_dense or fmt.kinds in (("full", "pos"), ("pos",)) or (
+        fmt.kinds[:1] == ("pos",) and all(k == "one" for k in fmt.kinds[1:]))
+
+
 def gather_format(node: Gather) -> Format:
     """The result's storage: the operand's format when the rank is kept (a CSC stays CSC),
     else row-major (COO for n-d); dense when the operand is dense."""
@@ -158,13 +164,13 @@ class GatherStage:
     strategy = "gather"
     plan = None
 
-    def __init__(self, node: Gather, what: str):
+    def __init__(self, node: Gather, what: str, fmt: Format | None = None):
         if not isinstance(node.arg, Input) or not all(
                 isinstance(i, Input) and i.format.is_dense for i in node.indices):
             raise InternalError("a gather stage reads inputs only (earlier stages compute "
                                 "the others)")
         self.program, self.what = node, what
-        self.fmt = gather_format(node)
+        self.fmt = gather_format(node) if fmt is None else fmt
         self.inputs = [node.arg, *node.indices]
         self.stage_notes: list[str] = []
         self._shape_fn = sz.python_function(tuple(node.shape))
@@ -220,10 +226,11 @@ class GatherStage:
             coords[d][src] for d in range(a0 + 1, arg.ndim) if d not in node.axes]
         val = np.asarray(levels["val"])[src]
         fmt = self.fmt
-        if fmt.is_dense:  # a 0-d result
+        if fmt.is_dense:  # asked for a dense result: the gathered entries scattered
             out = np.zeros(out_shape, dtype=node.dtype)
-            np.add.at(out, tuple(out_coords), val)
+            out[tuple(out_coords)] = val  # distinct coordinates: a gather never collides
             return out
+        ordered = ordered and fmt.mode_order == arg.format.mode_order
         stored = [np.asarray(out_coords[d], dtype=np.int64) for d in fmt.mode_order]
         if not ordered and not canonical_order(stored):
             order = np.lexsort(stored[::-1])

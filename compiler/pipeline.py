@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from sparsefold.compiler.cnames import check_compilable_dtype
-from sparsefold.compiler.gather import GatherStage
+from sparsefold.compiler.gather import GatherStage, serves
 from sparsefold.compiler.kernel import NotFinite, StageKernel
 from sparsefold.compiler.normalize import normalize, replace_node, replace_operand
 from sparsefold.compiler.optimize import Prover, optimize
@@ -140,6 +140,8 @@ class Kernel:
     def _build(self, program: Node, fmt: Format, what: str) -> StageKernel:
         for _ in range(MAX_STAGES):
             gather = next((n for n in topological(program) if isinstance(n, Gather)), None)
+            if gather is not None and gather is program and serves(fmt):
+                return self._gather(gather, fmt, what)  # the result itself, no copy after
             if gather is not None:  # its map reads data: a stage of its own (gather.py)
                 program = replace_node(program, gather, self._gather(gather))
                 continue
@@ -169,9 +171,10 @@ class Kernel:
             return stage
         raise InternalError(f"more than {MAX_STAGES} stages for one program")
 
-    def _gather(self, node: Gather) -> Node:
+    def _gather(self, node: Gather, fmt: Format | None = None, what: str = ""):
         """Compute ``node`` by a gather stage; its operand and index arrays first become
-        inputs (temporaries) when they are expressions. Returns the temporary."""
+        inputs (temporaries) when they are expressions. Returns the temporary; with ``fmt``
+        the stage itself (it computes ``what``, in ``fmt``)."""
         parts = []
         for part in node.operands():
             if not isinstance(part, Input) or (part is not node.arg and
@@ -181,6 +184,8 @@ class Kernel:
                     "index arrays", dense=part is not node.arg or not has_sparse_input(part)))
             parts.append(part)
         node = Gather(parts[0], tuple(parts[1:]), node.axes)
+        if fmt is not None:
+            return GatherStage(node, what, fmt)
         name = self._fresh_name()
         stage = GatherStage(node, f"the temporary {name}")
         temp = Input(name, tuple(node.shape), node.dtype, stage.fmt)

@@ -21,7 +21,7 @@ from sparsefold.spec.compute import Input
 from sparsefold.spec.errors import IllFormedIndex
 from sparsefold.spec.ops_gather import normalize_indices
 
-__all__ = ["lift_key", "has_arrays"]
+__all__ = ["lift_key", "has_arrays", "concrete_index"]
 
 
 def _is_array(k: Any) -> bool:
@@ -49,6 +49,12 @@ def _concrete(k: Any) -> np.ndarray | None:
     if arr.size == 0 and arr.dtype.kind == "f":  # NumPy reads [] as an empty intp array
         arr = arr.astype(np.intp)
     return arr
+
+
+def concrete_index(k: Any) -> np.ndarray | None:
+    """The data of an index argument (an array, a list, a scalar, or a lazy array bound to
+    a dense array), or None when it is a lazy expression."""
+    return _concrete(k)
 
 
 def _consumed(k: Any) -> int:
