@@ -27,8 +27,8 @@ from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input, Iota, Literal, Map, Reduce, SizeOf
 from sparsefold.spec.errors import InternalError, InvalidData
 from sparsefold.spec.ir import Node, ShapeOp
-from sparsefold.spec.ops_gather import Gather, normalize_indices
 from sparsefold.spec.ops_axes import BroadcastTo
+from sparsefold.spec.ops_gather import Gather, normalize_indices
 from sparsefold.spec.printer import topological
 from sparsefold.storage.binding import bind_sizes as storage_bind_sizes
 from sparsefold.storage.dense import densify
