@@ -30,9 +30,9 @@ from sparsefold.spec import (
     einsum,
     errors,
     formats,
+    indexing,
     reductions,
 )
-from sparsefold.spec import indexing
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input, symbolic_input
 from sparsefold.spec.functions import FUNCTIONS, MONOIDS, cast_function, cast_name
