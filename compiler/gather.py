@@ -37,7 +37,7 @@ from sparsefold.spec.ops_gather import Gather, normalize_indices
 from sparsefold.storage.binding import bind_sizes
 from sparsefold.storage.dense import dense_operand
 from sparsefold.storage.levels import canonical_order, sparse_levels
-from sparsefold.storage.results import compress, wrap_levels
+from sparsefold.storage.results import compress, from_dense, wrap_levels
 
 __all__ = ["GatherStage", "gather_format", "serves"]
 
@@ -216,7 +216,8 @@ class GatherStage:
                                    shape[a], a) for i, a in zip(node.indices, node.axes)]
         out_shape = self._shape_fn(env)
         if arg.format.is_dense:
-            return self._dense(dense_operand(values[arg.name], arg.dtype, arg.name), reads)
+            out = self._dense(dense_operand(values[arg.name], arg.dtype, arg.name), reads)
+            return out if self.fmt.is_dense else from_dense(out, self.fmt, library)
         levels = sparse_levels(values[arg.name], arg, arg.name)
         coords = entry_coordinates(levels, arg.format, shape)
         src, newc, ordered = self._map(levels, coords, shape, reads)

@@ -90,6 +90,9 @@ def normalize_indices(values: np.ndarray, n: int, axis: int) -> np.ndarray:
     v = np.asarray(values)
     if v.dtype.kind not in "iu":
         raise InvalidIndex(f"arrays used as indices must be of integer type, found {v.dtype}")
+    if v.dtype.kind == "u" and v.size and int(v.max()) >= n:  # before a cast could wrap it
+        raise InvalidIndex(f"index {int(v.max())} is out of bounds for axis {axis} with "
+                           f"size {n}")
     v = v.astype(np.int64, copy=False)
     bad = (v < -n) | (v >= n)
     if bad.any():
