@@ -17,7 +17,8 @@ values and the other coordinates are then read through ``src``. Two loop shapes:
   a counting sort of the index array, O(K + n)); each stored entry is emitted once per
   ``k`` that reads it. In storage order when the index array is strictly increasing, or
   non-decreasing and the mode is the innermost; otherwise (checked at run time, O(K)) the
-  entries are sorted (``np.lexsort``, O(nnz log nnz)) — the reorder the header states.
+  entries are sorted — the reorder the header states: a stable counting sort per mode
+  (O(nnz + n) each), or ``np.lexsort`` when a mode is much larger than the entry count.
 
 Several index arrays (``x[i, j]``) pair entries with index positions through a sorted
 inverse (``np.argsort`` + ``np.searchsorted`` over the linearized coordinates), then sort.
@@ -39,7 +40,7 @@ from sparsefold.storage.dense import dense_operand
 from sparsefold.storage.levels import canonical_order, sparse_levels
 from sparsefold.storage.results import compress, from_dense, wrap_levels
 
-__all__ = ["GatherStage", "gather_format", "serves"]
+__all__ = ["GatherStage", "EntryCoordinates", "gather_format", "serves"]
 
 _KERNELS = '''\
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
@@ -86,6 +87,20 @@ def inverse(const int64_t[::1] idx, int64_t[::1] start, int64_t[::1] perm):
         for c in range(n, 0, -1):
             start[c] = start[c - 1]
         start[0] = 0
+
+
+def counting_order(const int64_t[::1] keys, int64_t[::1] count, int64_t[::1] order):
+    """A stable counting sort: order lists the positions of keys by key (count has one
+    more entry than the number of keys' values, all 0 on entry)."""
+    cdef Py_ssize_t e, c
+    with nogil:
+        for e in range(keys.shape[0]):
+            count[keys[e] + 1] += 1
+        for c in range(count.shape[0] - 1):
+            count[c + 1] += count[c]
+        for e in range(keys.shape[0]):
+            order[count[keys[e]]] = e
+            count[keys[e]] += 1
 
 
 def inner_count(const int64_t[::1] crd, const int64_t[::1] start):
@@ -135,27 +150,38 @@ def gather_format(node: Gather) -> Format:
     return named_format("csr" if node.ndim <= 2 else "coo", node.ndim)
 
 
-def entry_coordinates(levels: dict, fmt: Format, shape) -> list[np.ndarray]:
-    """The coordinates of every stored entry on each *array* axis, in storage order."""
-    coords: list[np.ndarray] = []
-    npos = 1
-    for lv, kind in enumerate(fmt.kinds):
-        n = shape[fmt.mode_order[lv]]
-        if kind == "full":
-            coords = [np.repeat(c, n) for c in coords] + [np.tile(np.arange(n), npos)]
-            npos *= n
-        elif kind == "pos":
-            pos = np.asarray(levels[f"pos{lv}"], dtype=np.int64)
-            counts = np.diff(pos)
-            coords = [np.repeat(c, counts) for c in coords]
-            coords.append(np.asarray(levels[f"crd{lv}"], dtype=np.int64))
-            npos = int(pos[-1])
+class EntryCoordinates:
+    """The coordinate of every stored entry on an *array* axis, in storage order, computed
+    on first use (a CSR row gather never expands the row of each entry)."""
+
+    def __init__(self, levels: dict, fmt: Format, shape):
+        self.levels, self.fmt, self.shape = levels, fmt, shape
+        self._done: dict[int, np.ndarray] = {}
+
+    def __getitem__(self, axis: int) -> np.ndarray:
+        if axis not in self._done:
+            self._done[axis] = self._compute(self.fmt.mode_order.index(axis))
+        return self._done[axis]
+
+    def _compute(self, lv: int) -> np.ndarray:
+        fmt, levels, shape = self.fmt, self.levels, self.shape
+        sizes = [shape[m] for m in fmt.mode_order]
+        if fmt.kinds[lv] == "full":
+            npos = 1
+            for up in range(lv):
+                kind = fmt.kinds[up]
+                npos = npos * sizes[up] if kind == "full" else (
+                    int(levels[f"pos{up}"][-1]) if kind == "pos" else npos)
+            c = np.tile(np.arange(sizes[lv], dtype=np.int64), npos)
         else:
-            coords.append(np.asarray(levels[f"crd{lv}"], dtype=np.int64))
-    by_axis = [np.empty(0, np.int64)] * len(shape)
-    for lv, c in enumerate(coords):
-        by_axis[fmt.mode_order[lv]] = np.asarray(c, dtype=np.int64)
-    return by_axis
+            c = np.asarray(levels[f"crd{lv}"], dtype=np.int64)
+        for down in range(lv + 1, len(fmt.kinds)):
+            kind = fmt.kinds[down]
+            if kind == "full":
+                c = np.repeat(c, sizes[down])
+            elif kind == "pos":
+                c = np.repeat(c, np.diff(np.asarray(levels[f"pos{down}"], dtype=np.int64)))
+        return c
 
 
 class GatherStage:
@@ -189,8 +215,8 @@ class GatherStage:
         elif one:
             how = ("inner gather through a counting inverse of the index array; in storage "
                    "order when the index array is strictly increasing (or non-decreasing on "
-                   "the innermost mode), checked at run time; otherwise REORDERED (sorted, "
-                   "O(nnz log nnz))")
+                   "the innermost mode), checked at run time; otherwise REORDERED (a "
+                   "counting sort per mode)")
         else:
             how = ("gather on several axes: sorted inverse of the linearized index arrays, "
                    "then REORDERED (sorted)")
@@ -219,7 +245,7 @@ class GatherStage:
             out = self._dense(dense_operand(values[arg.name], arg.dtype, arg.name), reads)
             return out if self.fmt.is_dense else from_dense(out, self.fmt, library)
         levels = sparse_levels(values[arg.name], arg, arg.name)
-        coords = entry_coordinates(levels, arg.format, shape)
+        coords = EntryCoordinates(levels, arg.format, shape)
         src, newc, ordered = self._map(levels, coords, shape, reads)
         a0, nb = node.axes[0], len(node.index_shape)
         kb = np.unravel_index(newc, reads[0].shape) if nb else ()
@@ -234,7 +260,7 @@ class GatherStage:
         ordered = ordered and fmt.mode_order == arg.format.mode_order
         stored = [np.asarray(out_coords[d], dtype=np.int64) for d in fmt.mode_order]
         if not ordered and not canonical_order(stored):
-            order = np.lexsort(stored[::-1])
+            order = _storage_order(stored, [out_shape[d] for d in fmt.mode_order])
             stored, val = [c[order] for c in stored], val[order]
         ix = np.int64 if max(out_shape + (val.shape[0],), default=0) > 2**31 - 1 else np.int32
         arrays = compress(stored, fmt, out_shape, ix)
@@ -280,6 +306,22 @@ class GatherStage:
         nb = len(node.index_shape)
         return np.ascontiguousarray(np.moveaxis(out, tuple(range(nb)),
                                                 tuple(range(node.axes[0], node.axes[0] + nb))))
+
+
+def _storage_order(stored: list[np.ndarray], sizes: list[int]) -> np.ndarray:
+    """The permutation sorting entries by their coordinates in storage order: least
+    significant mode first, a stable counting sort per mode (linear) where the mode's size
+    is within a few times the entry count, else ``np.lexsort``."""
+    nnz = stored[0].shape[0]
+    if any(n > 4 * nnz + 1024 for n in sizes):
+        return np.lexsort(stored[::-1])
+    mod = _module()
+    order = np.arange(nnz, dtype=np.int64)
+    for c, n in zip(stored[::-1], sizes[::-1]):
+        step = np.empty(nnz, np.int64)
+        mod.counting_order(np.ascontiguousarray(c[order]), np.zeros(n + 1, np.int64), step)
+        order = order[step]
+    return order
 
 
 def _sorted_inverse(coords, shape, axes, reads):

@@ -170,6 +170,20 @@ def test_gather_inside_a_program(build):
         check_result(y.compute(out=out), want, out)
 
 
+@pytest.mark.parametrize("empty", [1, 3000], ids=["counting_sort", "lexsort"])
+def test_reorder_of_an_unsorted_column_gather(empty):
+    """The reorder is a counting sort per mode, or lexsort when a mode (here the result's
+    columns: ``empty`` of them read an empty column) is much larger than the entry count:
+    both give the canonical result."""
+    a = sp.csr_array(np.eye(3, 5)) * 3
+    idx = np.r_[np.full(empty, 4), [2, 0, 1, 1, 0]]
+    stage, res = _stage(sf.asarray(a)[:, idx], "csr")
+    assert res.has_canonical_format
+    rows = np.repeat(np.arange(3), np.diff(res.indptr))
+    assert canonical_order([rows, res.indices])
+    np.testing.assert_array_equal(res.toarray(), a.toarray()[:, idx])
+
+
 def test_dense_operand_stays_dense():
     x = np.arange(12.0).reshape(3, 4)
     y = sf.asarray(x)[[2, 0], 1:]
