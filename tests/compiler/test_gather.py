@@ -188,3 +188,12 @@ def test_dense_operand_stays_dense():
     x = np.arange(12.0).reshape(3, 4)
     y = sf.asarray(x)[[2, 0], 1:]
     np.testing.assert_array_equal(y.compute(out="dense"), x[[2, 0], 1:])
+
+
+def test_ahead_of_time_refuses_a_gather_clearly():
+    from sparsefold.compiler.aot import kernel_variants
+    a = sp.random_array((4, 3), density=0.5, format="csr", random_state=1)
+    program, _ = canonical(sf.asarray(a)[[1, 0]])
+    with pytest.raises(sf.IllFormedProgram, match="ahead-of-time kernels of integer-array "
+                                                  "indexing"):
+        kernel_variants(Kernel(program, "csr"), {"a0": "int32"})
