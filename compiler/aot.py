@@ -97,7 +97,12 @@ def input_index_dtypes(inp: Input, index: str) -> dict[str, np.dtype]:
 
 
 def _stage_kernels(kernel) -> list:
-    return [stage for _, stage in kernel.stages] + [kernel.final]
+    stages = [stage for _, stage in kernel.stages] + [kernel.final]
+    if any(stage.plan is None for stage in stages):  # compiler/gather.py: one fixed module
+        from sparsefold.spec.errors import IllFormedProgram
+        raise IllFormedProgram("ahead-of-time kernels of integer-array indexing (a gather "
+                               "stage) are not supported yet; it is compiled on first use")
+    return stages
 
 
 def kernel_variants(kernel, input_index: Mapping[str, str],

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from sparsefold.compiler.cnames import check_compilable_dtype
+from sparsefold.compiler.gather import GatherStage, serves
 from sparsefold.compiler.kernel import NotFinite, StageKernel
 from sparsefold.compiler.normalize import normalize, replace_node, replace_operand
 from sparsefold.compiler.optimize import Prover, optimize
@@ -51,6 +52,7 @@ from sparsefold.spec.errors import IllFormedProgram, InternalError, InvalidData
 from sparsefold.spec.formats import Format, named_format
 from sparsefold.spec.ir import Node, ShapeOp
 from sparsefold.spec.ops_axes import PermuteDims
+from sparsefold.spec.ops_gather import Gather
 from sparsefold.spec.printer import topological
 from sparsefold.storage.binding import bind_sizes
 from sparsefold.storage.levels import index_dtypes_of, sparse_levels
@@ -137,6 +139,12 @@ class Kernel:
 
     def _build(self, program: Node, fmt: Format, what: str) -> StageKernel:
         for _ in range(MAX_STAGES):
+            gather = next((n for n in topological(program) if isinstance(n, Gather)), None)
+            if gather is not None and gather is program and serves(fmt):
+                return self._gather(gather, fmt, what)  # the result itself, no copy after
+            if gather is not None:  # its map reads data: a stage of its own (gather.py)
+                program = replace_node(program, gather, self._gather(gather))
+                continue
             below = self._unproved_below(program)
             if below is not None:  # computed on its own, with checks, into a temporary
                 name = self.unproved[type(below)]
@@ -162,6 +170,28 @@ class Kernel:
                                      f"earlier stages (see the kernel's other stages)."]
             return stage
         raise InternalError(f"more than {MAX_STAGES} stages for one program")
+
+    def _gather(self, node: Gather, fmt: Format | None = None, what: str = ""):
+        """Compute ``node`` by a gather stage; its operand and index arrays first become
+        inputs (temporaries) when they are expressions. Returns the temporary; with ``fmt``
+        the stage itself (it computes ``what``, in ``fmt``)."""
+        parts = []
+        for part in node.operands():
+            if not isinstance(part, Input) or (part is not node.arg and
+                                               not part.format.is_dense):
+                part = self._temporary(NeedsStage(
+                    part, None, "a gather reads its operand's stored entries and dense "
+                    "index arrays", dense=part is not node.arg or not has_sparse_input(part)))
+            parts.append(part)
+        node = Gather(parts[0], tuple(parts[1:]), node.axes)
+        if fmt is not None:
+            return GatherStage(node, what, fmt)
+        name = self._fresh_name()
+        stage = GatherStage(node, f"the temporary {name}")
+        temp = Input(name, tuple(node.shape), node.dtype, stage.fmt)
+        stage.stage_notes = [f"Stage: computes temporary {name} ({stage.fmt}), a gather."]
+        self.stages.append((temp, stage))
+        return temp
 
     def _temp_names(self) -> set[str]:
         return {t.name for t, _ in self.stages}

@@ -28,6 +28,7 @@ from sparsefold.spec.compute import Input, Iota, Literal, Map, Reduce, SizeOf
 from sparsefold.spec.errors import InternalError, InvalidData
 from sparsefold.spec.ir import Node, ShapeOp
 from sparsefold.spec.ops_axes import BroadcastTo
+from sparsefold.spec.ops_gather import Gather, normalize_indices
 from sparsefold.spec.printer import topological
 from sparsefold.storage.binding import bind_sizes as storage_bind_sizes
 from sparsefold.storage.dense import densify
@@ -85,6 +86,8 @@ def _eval(node: Node, values, arrays, env) -> np.ndarray:
         return eval_reduce(node, args[0], values)
     if isinstance(node, ShapeOp):
         return eval_shape_op(node, args, env)
+    if isinstance(node, Gather):
+        return eval_gather(node, args)
     raise InternalError(f"the interpreter has no rule for {type(node).__name__}")
 
 
@@ -214,3 +217,20 @@ def eval_shape_op(node: ShapeOp, args, env) -> np.ndarray:
     if covered is not None and not covered.all():
         raise InternalError(f"{type(node).__name__}: the pieces do not cover the output")
     return out
+
+
+def eval_gather(node: Gather, args) -> np.ndarray:
+    """spec.ops_gather.Gather: NumPy's integer-array indexing, ``arg[i]`` with ``i`` the
+    backward map (``Gather.source``) over the output's coordinate grid; each index array
+    normalized and range-checked by the entry's ``normalize_indices``."""
+    arg, *indices = args
+    reads = tuple(normalize_indices(ix, arg.shape[a], a) for ix, a in zip(indices, node.axes))
+    nb = len(node.index_shape)
+    a0 = node.axes[0]
+    out_shape = arg.shape[:a0] + (reads[0].shape if reads else ()) + tuple(
+        n for d, n in enumerate(arg.shape) if d > a0 and d not in node.axes)
+    grid = np.indices(out_shape, sparse=True)
+    kb = tuple(grid[a0:a0 + nb])
+    source = node.source(tuple(grid), tuple(r[kb] if nb else r for r in reads))
+    return np.asarray(arg[source] if out_shape else arg[tuple(np.asarray(c) for c in source)],
+                      dtype=node.dtype).reshape(out_shape)

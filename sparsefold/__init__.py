@@ -21,6 +21,7 @@ from sparsefold.functions import (
                                   argwhere,
                                   block_array,
                                   broadcast_to,
+                                  compress,
                                   concat,
                                   diagonal,
                                   diff,
@@ -61,6 +62,7 @@ from sparsefold.functions import (
                                   subtract,
                                   sum,
                                   swapaxes,
+                                  take,
                                   tensordot,
                                   tile,
                                   transpose,
@@ -94,6 +96,7 @@ from sparsefold.spec.errors import (
                                   IllFormedProgram,
                                   InternalError,
                                   InvalidData,
+                                  InvalidIndex,
                                   SparsefoldError,
 )
 from sparsefold.spec.functions import register_function
@@ -109,11 +112,12 @@ __all__ = [
     "equal", "not_equal", "logical_and", "logical_or", "apply", "apply_operator",
     "block_array", "flip", "roll", "swapaxes", "matrix_transpose", "transpose", "tile",
     "repeat", "diagonal", "tril", "triu", "diff", "unstack", "outer", "dot", "vecdot",
-    "einsum", "nonzero", "argwhere", "astype", "clip", "round", "mean", "var", "std",
+    "einsum", "nonzero", "argwhere", "take", "compress", "astype", "clip", "round", "mean",
+    "var", "std",
     "argmax", "argmin", "nansum", "nanprod", "nanmax", "nanmin", "nanmean", "nanvar",
     "nanstd", "count_nonzero",
     "SparsefoldError", "IllFormedProgram", "IllFormedIndex", "IllFormedArgument",
-    "InvalidData", "InternalError",
+    "InvalidData", "InvalidIndex", "InternalError",
 ]
 # the elementwise functions of the array API (and NumPy's spellings): sf.exp, sf.sin, ...
 globals().update(_ELEMENTWISE)

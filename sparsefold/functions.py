@@ -31,7 +31,7 @@ __all__ = [
     "greater_equal", "equal", "not_equal", "logical_and", "logical_or", "apply",
     "apply_operator", "flip", "roll", "swapaxes", "matrix_transpose", "transpose", "tile",
     "repeat", "diagonal", "tril", "triu", "diff", "unstack", "outer", "dot", "vecdot",
-    "einsum", "nonzero", "argwhere",
+    "einsum", "nonzero", "argwhere", "take", "compress",
 ]
 
 
@@ -349,6 +349,38 @@ def einsum(subscripts: str, /, *operands) -> LazyArray:
     """``np.einsum``, lowered to broadcasts, multiplies and sums (``spec.einsum``)."""
     nodes, bindings = _lifted(operands)
     return _lazy(einsum_spec.einsum(subscripts, *nodes), *bindings)
+
+
+# --- integer-array indexing (spec.fancy, spec.ops_gather) ------------------------------------
+
+def take(x, indices, /, *, axis=None) -> LazyArray:
+    """``np.take``: ``x[(:,) * axis + (indices,)]``; ``axis=None`` takes from ``x``
+    flattened. Indices may be negative; out of range is an ``IndexError``."""
+    from sparsefold.index_keys import concrete_index
+    from sparsefold.lazy import asarray
+    arr = asarray(x)
+    if axis is None:
+        arr, axis = reshape(arr, (-1,)), 0
+    from sparsefold.spec.ir import normalize_axis
+    axis = normalize_axis(axis, arr.ndim, what="take axis")
+    data = concrete_index(indices)
+    if data is not None and data.dtype == np.bool_:  # NumPy's take reads True as 1
+        indices = data.astype(np.int64)
+    return arr[(slice(None),) * axis + (indices,)]
+
+
+def compress(condition, x, /, axis=None) -> LazyArray:
+    """``np.compress``: the elements (slices along ``axis``) where the 1-d ``condition``
+    is true; ``axis=None`` compresses ``x`` flattened. A condition shorter than the axis
+    keeps nothing past its end, as NumPy's does; a longer one selects past it (an
+    ``IndexError``) only where it is true."""
+    from sparsefold.index_keys import concrete_index
+    data = concrete_index(condition)
+    if data is None:
+        raise IllFormedProgram("compress: the condition must be data (a NumPy array, a list, "
+                               "or a lazy array bound to one)")
+    keep = np.nonzero(np.asarray(data).astype(bool).ravel())[0]
+    return take(x, keep, axis=axis)
 
 
 # --- data-dependent results: computed at once ------------------------------------------------

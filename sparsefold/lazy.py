@@ -128,6 +128,11 @@ class LazyArray:
         from sparsefold.spec.printer import topological
         bound = all(n.name in self.bindings for n in topological(self.node)
                     if isinstance(n, Input))
+        from sparsefold.index_keys import has_arrays, lift_key
+        if has_arrays(key):  # advanced indexing: index arrays become inputs
+            key, more = lift_key(self, key)
+            return LazyArray(getitem(self.node, key, strict=bound),
+                             merge_bindings(self.bindings, more))
         return LazyArray(getitem(self.node, key, strict=bound), self.bindings)
 
     @property

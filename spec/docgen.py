@@ -31,6 +31,7 @@ from sparsefold.spec import (
     errors,
     fills,
     formats,
+    indexing,
     reductions,
 )
 from sparsefold.spec import sizes as sz
@@ -141,6 +142,23 @@ DERIVED: dict[str, tuple[str, list[tuple[str, Callable[[], Node]]]]] = {
         "stored); `dtype=` casts every block first.",
         [("block_array([[A, None], [None, B]])  with A: (I, J), B: (K, N)",
           lambda: derived_shape.block_array([[_in("A", I, J), None], [None, _in("B", K, N)]]))]),
+    "gather: x[i], take, compress, boolean masks": (
+        "Integer-array indexing, NumPy's rules: `gather` reads its operand through index "
+        "arrays — dense integer inputs of the program — the way a level reads `crd` "
+        "(`out[.., k, ..] = x[.., norm(i[k]), ..]`, `norm(v) = v + n` for `v < 0`; a value "
+        "outside `[-n, n)` is `InvalidIndex`, an `IndexError`). Several index arrays "
+        "broadcast to one shape, whose axes replace the indexed ones where the first was "
+        "when the advanced indices are adjacent, and come first otherwise; integers in such "
+        "a key are indices too. A boolean mask is its `nonzero()` (so it must be data), "
+        "`take(x, i, axis)` is `x[(:,) * axis + (i,)]`, `compress(c, x, axis)` is "
+        "`take(x, nonzero(c), axis)`. Its map reads data, so it is not a table entry: "
+        "`verify/gather.py` proves its bounds and its order (given a sorted index array, "
+        "checked at run time) with the index array uninterpreted.",
+        [("A[:, i]  with A: (I, J), i: int64 (K,)",
+          lambda: indexing.getitem(_in("A", I, J), (slice(None), _index("i", K)))),
+         ("A[i, :, j]  with A: (I, J, N), i, j: int64 (K,)",
+          lambda: indexing.getitem(_in("A", I, J, N), (_index("i", K), slice(None),
+                                                       _index("j", K))))]),
     "mean": (
         "`np.mean`: the sum in the accumulation dtype (float64 for integers and bool, float32 "
         "for float16) divided by the element count (`sizeof`), cast to the result dtype.",
@@ -168,6 +186,10 @@ DERIVED: dict[str, tuple[str, list[tuple[str, Callable[[], Node]]]]] = {
         [("max(A, axis=1, explicit=True)  with A: (I, J)",
           lambda: reductions.explicit_extreme("max", _in("A", I, J), 1))]),
 }
+
+
+def _index(name: str, *shape) -> Node:
+    return symbolic_input(name, *shape, dtype="int64")
 
 
 def _examples_by_name() -> dict[str, list[tuple[str, Callable[[], ShapeOp]]]]:

@@ -6,7 +6,8 @@
   still works: :class:`IllFormedIndex` (an ``IndexError``) and :class:`IllFormedArgument`
   (a ``TypeError``).
 * :class:`InvalidData` — the program is fine but the data handed to it is not (a malformed
-  CSR, an array whose shape contradicts a size already bound, ...).
+  CSR, an array whose shape contradicts a size already bound, ...). Its subclass
+  :class:`InvalidIndex` (an ``IndexError``) is an index array whose values are out of range.
 * :class:`InternalError` — sparsefold's own bug.
 
 Messages state what was expected and what was found; tests match a stable piece of them.
@@ -15,7 +16,7 @@ Messages state what was expected and what was found; tests match a stable piece 
 from __future__ import annotations
 
 __all__ = ["SparsefoldError", "IllFormedProgram", "IllFormedIndex", "IllFormedArgument",
-           "InvalidData", "InternalError"]
+           "InvalidData", "InvalidIndex", "InternalError"]
 
 
 class SparsefoldError(Exception):
@@ -39,6 +40,11 @@ class IllFormedArgument(IllFormedProgram, TypeError):
 
 class InvalidData(SparsefoldError, ValueError):
     """The data given to a well-formed program is invalid (malformed storage, wrong shape)."""
+
+
+class InvalidIndex(InvalidData, IndexError):
+    """Invalid data that indexes outside an array: a value of an index array (fancy
+    indexing, ``take``) out of range for its axis (NumPy raises ``IndexError``)."""
 
 
 class InternalError(SparsefoldError, RuntimeError):

@@ -4,7 +4,8 @@ A key is a tuple of ints, slices, ``None`` and at most one ``...``. Its meaning 
 as: one :class:`Slice` over all axes (identity for int-indexed axes), then one
 :class:`Index` per int (last axis first, so axis numbers stay valid), then one
 :class:`ExpandDims` per ``None`` at its position in the result. Strings stand for size
-symbols (``A[:, :"J"]``). Advanced (array / boolean) indexing is not part of the language.
+symbols (``A[:, :"J"]``). A key holding index arrays (nodes) is advanced indexing:
+``spec.fancy`` builds it on this and on ``Gather``.
 """
 
 from __future__ import annotations
@@ -67,6 +68,9 @@ def getitem(node: Node, key, *, strict: bool = False) -> Node:
     if not isinstance(key, tuple):
         key = (key,)
     key = tuple(_scalar(k) for k in key)
+    if any(isinstance(k, Node) for k in key):
+        from sparsefold.spec.fancy import fancy_getitem
+        return fancy_getitem(node, key, lambda n, k: getitem(n, k, strict=strict))
     for k in key:
         if not (k is None or k is Ellipsis or isinstance(k, slice) or _is_int(k)):
             raise IllFormedIndex(

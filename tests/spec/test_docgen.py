@@ -114,6 +114,11 @@ def _front_end() -> dict[str, list]:
         "diff": [sf.diff(A, axis=1)],
         "reshape(order='F')": [A.reshape((J, I), order="F")],
         "block_array": [sf.block_array([[A, None], [None, sf.symbol("B", shape=("K", "N"))]])],
+        "gather: x[i], take, compress, boolean masks": [
+            A[:, sf.symbol("i", shape=("K",), dtype="int64")],
+            sf.symbol("A", shape=("I", "J", "N"))[sf.symbol("i", shape=("K",), dtype="int64"),
+                                                 :, sf.symbol("j", shape=("K",),
+                                                              dtype="int64")]],
         "mean": [sf.mean(A, axis=1)],
         "var / std": [sf.var(A, axis=0, correction=1)],
         "argmax / argmin": [sf.argmax(A, axis=1)],
@@ -154,6 +159,8 @@ _NUMPY = {
     "reshape(order='F')": [lambda A: A.reshape(A.shape[::-1], order="F")],
     "block_array": [lambda A, B: np.block([[A, np.zeros((A.shape[0], B.shape[1]))],
                                            [np.zeros((B.shape[0], A.shape[1])), B]])],
+    "gather: x[i], take, compress, boolean masks": [lambda A, i: A[:, i],
+                                                     lambda A, i, j: A[i, :, j]],
     "mean": [lambda A: np.mean(A, axis=1)],
     "var / std": [lambda A: np.var(A, axis=0, ddof=1)],
     "argmax / argmin": [lambda A: np.argmax(A, axis=1)],
@@ -173,8 +180,9 @@ def test_derived_programs_mean_what_numpy_means():
             inputs = _inputs(node)
             if not all(isinstance(d, (sz.Sym, sz.Const)) for n in inputs for d in n.shape):
                 continue  # e.g. A: (I*J,) — the interpreter binds sizes from plain symbols
-            arrays = {n.name: rng.integers(-3, 4, tuple(int(sz.evaluate(d, _SHAPES))
-                                                        for d in n.shape)).astype(n.dtype)
+            # integer inputs are index arrays: in range for every axis (the smallest is 3)
+            arrays = {n.name: rng.integers(-3, 3 if n.dtype.kind == "i" else 4, tuple(
+                int(sz.evaluate(d, _SHAPES)) for d in n.shape)).astype(n.dtype)
                       for n in inputs}
             got = sf.LazyArray(node).interpret(**arrays)
             want = oracle(*(arrays[n.name] for n in inputs))
