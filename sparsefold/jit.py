@@ -167,8 +167,8 @@ class JitFunction:
     def __call__(self, *args):
         # fast path: the same kinds of arguments as a previous call (sizes may differ only
         # where the traced program is symbolic; the key carries the equality pattern)
-        quick = tuple((type(a), getattr(a, "format", None), getattr(a, "dtype", None),
-                       getattr(a, "shape", a)) for a in args)
+        quick = tuple([(type(a), getattr(a, "format", None), getattr(a, "dtype", None),
+                        getattr(a, "shape", a)) for a in args])
         try:
             hit = self._recent.get(quick)
         except TypeError:  # an unhashable argument (a list): program_for says what is wrong
@@ -178,13 +178,36 @@ class JitFunction:
                 from sparsefold.dask import call  # a lazy dask.array: sparsefold.dask
                 return call(self, *args)
             program, out = self.program_for(*args)
-            hit = (runnable_kernel(program, out, self._assumed.get(program, ())),
-                   result_library(args))
+            kernel = runnable_kernel(program, out, self._assumed.get(program, ()))
+            hit = (kernel, result_library(args), _fast_positions(kernel, args))
             if len(self._recent) < 64:
                 self._recent[quick] = hit
-        kernel, library = hit
+        kernel, library, positions = hit
+        if positions is not None and kernel._fast_ok:
+            # the kernel module's own entry (compiler/fastcall.py) on the arguments as they
+            # are; None: it leaves the call to the checked path below
+            fast = kernel.final.fast
+            if fast is not None:
+                result = fast(*args) if positions is True else \
+                    fast(*[args[p] for p in positions])
+                if result is not None:
+                    return result
         values = {f"a{p}": a for p, a in enumerate(args) if not _is_scalar(a)}
         return kernel(values, library)
+
+
+def _fast_positions(kernel, args) -> tuple[int, ...] | bool | None:
+    """Which arguments a compiled kernel's fast entry takes, in its order (True: all of
+    them, as they are); None when calls go through the kernel's ``__call__`` only (another
+    kind of kernel, results for pydata, inputs named otherwise)."""
+    from sparsefold.compiler.pipeline import Kernel
+    if type(kernel) is not Kernel or result_library(args) != "scipy":
+        return None
+    names = {f"a{p}": p for p, a in enumerate(args) if not _is_scalar(a)}
+    if any(name not in names for name in kernel._fast_names):
+        return None
+    positions = tuple(names[name] for name in kernel._fast_names)
+    return True if positions == tuple(range(len(args))) else positions
 
 
 def _describe_argument(position: int, a) -> Any:
