@@ -60,9 +60,10 @@ def _kernels():
 def _fast_entries(enabled: bool) -> None:
     """Switch the kernels' fast entries (``compiler/fastcall.py``) on or off."""
     for jit_fn in (_spmv, _hstack, _add3):
-        for kernel, _, _ in jit_fn._recent.values():
-            kernel._fast_ok = enabled and not (kernel.stages or kernel.requires or
-                                               kernel.map_requires)
+        for _, _, _, kernel in jit_fn._recent.values():
+            if kernel is not None:
+                kernel._fast_ok = enabled and not (kernel.stages or kernel.requires or
+                                                   kernel.map_requires)
 
 
 def paths(fn, calls: int = 2000, rounds: int = 7) -> dict[str, list[float]]:

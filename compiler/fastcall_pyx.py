@@ -41,8 +41,8 @@ def _sf_layout(cls, make):
     zero = _np.zeros(1, _np.int32)
     ref = make(cls, one, zero)
     found = dict(ref.__dict__)
-    arrays = {k for k, v in found.items() if v is one or v is zero or
-              (type(v) is tuple and len(v) == 2 and v[0] is zero)}
+    arrays = {k for k, v in found.items() if type(v) is _SF_NDARRAY or
+              (type(v) is tuple and len(v) == 2 and v[0] is zero and v[1] is zero)}
     rest = {k: v for k, v in found.items() if k not in arrays and k != "_shape"}
     if arrays not in ({"data", "indices", "indptr"}, {"data", "coords"}) or any(
             type(v) not in (bool, int) for v in rest.values()):

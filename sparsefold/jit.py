@@ -179,14 +179,14 @@ class JitFunction:
                 return call(self, *args)
             program, out = self.program_for(*args)
             kernel = runnable_kernel(program, out, self._assumed.get(program, ()))
-            hit = (kernel, result_library(args), _fast_positions(kernel, args))
+            hit = (kernel, result_library(args), *_fast_positions(kernel, args))
             if len(self._recent) < 64:
                 self._recent[quick] = hit
-        kernel, library, positions = hit
-        if positions is not None and kernel._fast_ok:
+        kernel, library, positions, compiled = hit
+        if positions is not None and compiled._fast_ok:
             # the kernel module's own entry (compiler/fastcall.py) on the arguments as they
             # are; None: it leaves the call to the checked path below
-            fast = kernel.final.fast
+            fast = compiled.final.fast
             if fast is not None:
                 result = fast(*args) if positions is True else \
                     fast(*[args[p] for p in positions])
@@ -196,18 +196,22 @@ class JitFunction:
         return kernel(values, library)
 
 
-def _fast_positions(kernel, args) -> tuple[int, ...] | bool | None:
-    """Which arguments a compiled kernel's fast entry takes, in its order (True: all of
-    them, as they are); None when calls go through the kernel's ``__call__`` only (another
-    kind of kernel, results for pydata, inputs named otherwise)."""
+def _fast_positions(kernel, args) -> tuple:
+    """(which arguments a compiled kernel's fast entry takes, in its order — True: all of
+    them, as they are —, the ``pipeline.Kernel`` whose entry it is); (None, None) when calls
+    go through the kernel's ``__call__`` only (a prebuilt kernel with size parameters,
+    results for pydata, inputs named otherwise)."""
+    from sparsefold.aot_registry import BoundKernel
     from sparsefold.compiler.pipeline import Kernel
+    if type(kernel) is BoundKernel and kernel._static == {}:
+        kernel = kernel.kernel  # a prebuilt kernel without size parameters: called as is
     if type(kernel) is not Kernel or result_library(args) != "scipy":
-        return None
+        return None, None
     names = {f"a{p}": p for p, a in enumerate(args) if not _is_scalar(a)}
     if any(name not in names for name in kernel._fast_names):
-        return None
+        return None, None
     positions = tuple(names[name] for name in kernel._fast_names)
-    return True if positions == tuple(range(len(args))) else positions
+    return (True if positions == tuple(range(len(args))) else positions), kernel
 
 
 def _describe_argument(position: int, a) -> Any:

@@ -84,8 +84,8 @@ def _sf_layout(cls, make):
     zero = _np.zeros(1, _np.int32)
     ref = make(cls, one, zero)
     found = dict(ref.__dict__)
-    arrays = {k for k, v in found.items() if v is one or v is zero or
-              (type(v) is tuple and len(v) == 2 and v[0] is zero)}
+    arrays = {k for k, v in found.items() if type(v) is _SF_NDARRAY or
+              (type(v) is tuple and len(v) == 2 and v[0] is zero and v[1] is zero)}
     rest = {k: v for k, v in found.items() if k not in arrays and k != "_shape"}
     if arrays not in ({"data", "indices", "indptr"}, {"data", "coords"}) or any(
             type(v) not in (bool, int) for v in rest.values()):
@@ -424,6 +424,9 @@ def fast(object v_a0, object v_a1, object v_a2):
     # checked path
     cdef int64_t S_n0
     cdef int64_t S_n1
+    cdef bint canonical_a0
+    cdef bint canonical_a1
+    cdef bint canonical_a2
     cdef int64_t capacity
     cdef double capacity_bound
     cdef object coords_a0
@@ -467,8 +470,7 @@ def fast(object v_a0, object v_a1, object v_a2):
     cdef float* val_a2
     if type(v_a0) is not _SF_COO[0] and type(v_a0) is not _SF_COO[1]:
         return None
-    if getattr(v_a0, 'has_canonical_format', None) is not True:
-        return None
+    canonical_a0 = getattr(v_a0, 'has_canonical_format', None) is True
     if not _sf_shape(getattr(v_a0, '_shape', None), 2, shape_a0):
         return None
     S_n0 = shape_a0[0]
@@ -490,14 +492,17 @@ def fast(object v_a0, object v_a1, object v_a2):
         return None
     if len_crd1_a0 != nnz_a0:
         return None
+    if not canonical_a0:
+        for t in range(1, nnz_a0):
+            if not (crd0_a0[t - 1] < crd0_a0[t] or (crd0_a0[t - 1] == crd0_a0[t] and (crd1_a0[t - 1] < crd1_a0[t]))):
+                return None
     if nnz_a0 > 0 and (shape_a0[0] == 0 or shape_a0[1] == 0):
         return None
     pos0_a0[0] = 0
     pos0_a0[1] = nnz_a0
     if type(v_a1) is not _SF_COO[0] and type(v_a1) is not _SF_COO[1]:
         return None
-    if getattr(v_a1, 'has_canonical_format', None) is not True:
-        return None
+    canonical_a1 = getattr(v_a1, 'has_canonical_format', None) is True
     if not _sf_shape(getattr(v_a1, '_shape', None), 2, shape_a1):
         return None
     if S_n0 != shape_a1[0]:
@@ -521,14 +526,17 @@ def fast(object v_a0, object v_a1, object v_a2):
         return None
     if len_crd1_a1 != nnz_a1:
         return None
+    if not canonical_a1:
+        for t in range(1, nnz_a1):
+            if not (crd0_a1[t - 1] < crd0_a1[t] or (crd0_a1[t - 1] == crd0_a1[t] and (crd1_a1[t - 1] < crd1_a1[t]))):
+                return None
     if nnz_a1 > 0 and (shape_a1[0] == 0 or shape_a1[1] == 0):
         return None
     pos0_a1[0] = 0
     pos0_a1[1] = nnz_a1
     if type(v_a2) is not _SF_COO[0] and type(v_a2) is not _SF_COO[1]:
         return None
-    if getattr(v_a2, 'has_canonical_format', None) is not True:
-        return None
+    canonical_a2 = getattr(v_a2, 'has_canonical_format', None) is True
     if not _sf_shape(getattr(v_a2, '_shape', None), 2, shape_a2):
         return None
     if S_n0 != shape_a2[0]:
@@ -552,6 +560,10 @@ def fast(object v_a0, object v_a1, object v_a2):
         return None
     if len_crd1_a2 != nnz_a2:
         return None
+    if not canonical_a2:
+        for t in range(1, nnz_a2):
+            if not (crd0_a2[t - 1] < crd0_a2[t] or (crd0_a2[t - 1] == crd0_a2[t] and (crd1_a2[t - 1] < crd1_a2[t]))):
+                return None
     if nnz_a2 > 0 and (shape_a2[0] == 0 or shape_a2[1] == 0):
         return None
     pos0_a2[0] = 0
