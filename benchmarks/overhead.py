@@ -62,8 +62,7 @@ def _fast_entries(enabled: bool) -> None:
     for jit_fn in (_spmv, _hstack, _add3):
         for _, _, _, kernel in jit_fn._recent.values():
             if kernel is not None:
-                kernel._fast_ok = enabled and not (kernel.stages or kernel.requires or
-                                                   kernel.map_requires)
+                kernel._fast_ok = enabled and not (kernel.stages or kernel.map_requires)
 
 
 def paths(fn, calls: int = 2000, rounds: int = 7) -> dict[str, list[float]]:

@@ -122,9 +122,10 @@ class Kernel:
         self.inputs = [n for n in topological(self.program) if isinstance(n, Input)]
         self._exact: Kernel | None = None
         self._lock = threading.Lock()
-        # the final stage's fast entry may take a call only when nothing runs before it:
-        # no stages, no trace preconditions, no unproved maps' size conditions
-        self._fast_ok = not (self.stages or self.requires or self.map_requires)
+        # the final stage's fast entry may take a call only when nothing runs before it: no
+        # stages, no unproved maps' size conditions (the trace's preconditions, requires,
+        # it checks itself, declining the call when one fails)
+        self._fast_ok = not (self.stages or self.map_requires)
         self._fast_names = tuple(inp.name for inp in self.final.inputs)
 
     @property

@@ -244,3 +244,28 @@ def test_size_arithmetic_bounds():
     assert _bits(sz.add(n, sz.Const(1))) == (1, 2)
     assert _size_bound([sz.mul(n, m)]) == 31
     assert _size_bound([sz.mul(sz.mul(n, m), n)]) == 20
+
+
+def test_a_trace_precondition_is_checked_by_the_fast_entry():
+    # a kernel whose trace assumed two sizes equal (a prebuilt generic hstack is one): the
+    # fast entry takes the call only when they are, and the checked path reports the rest
+    from sparsefold.compiler import Kernel
+    from sparsefold.lazy import LazyArray
+    from sparsefold.spec.compute import Input
+    from sparsefold.spec.formats import named_format
+    csr = named_format("csr", 2)
+    a = Input("a0", (sz.Sym("n0"), sz.Sym("n1")), np.dtype(np.float64), csr)
+    b = Input("a1", (sz.Sym("n2"), sz.Sym("n3")), np.dtype(np.float64), csr)
+    with sz.assuming() as assumed:
+        program = sf.hstack([LazyArray(a), LazyArray(b)]).node
+    assert assumed
+    kernel = Kernel(program, "csr", requires=tuple(assumed))
+    x, y = _csr(1), _csr(2)
+    np.testing.assert_array_equal(kernel({"a0": x, "a1": y}).toarray(),
+                                  sp.hstack([x, y]).toarray())
+    assert kernel._fast_ok and kernel.final.fast is not None
+    assert kernel.final.fast(x, y) is not None
+    taller = _csr(3, (7, 5))
+    assert kernel.final.fast(x, taller) is None
+    with pytest.raises(sf.InvalidData, match="precondition"):
+        kernel({"a0": x, "a1": taller})
