@@ -238,10 +238,15 @@ class _Entry:
                 crds.append(c)
             if crds:  # unflagged: the checked path's scan (canonical_order), else None
                 t = self.var("t", "Py_ssize_t")
+                unordered = self.var("unordered", "bint")
+                self.line(f"{unordered} = False")
                 self.line(f"if not {canonical}:")
-                self.line(f"for {t} in range(1, {nnz}):", 2)
-                self.line(f"if not ({_increasing(crds, t)}):", 3)
-                self.line("return None", 4)
+                self.line("with nogil:", 2)
+                self.line(f"for {t} in range(1, {nnz}):", 3)
+                self.line(f"if not ({_increasing(crds, t)}):", 4)
+                self.line(f"{unordered} = True", 5)
+                self.line("break", 5)
+                self.fail(unordered)
             if inp.ndim:
                 sizes = " or ".join(f"{shape}[{a}] == 0" for a in range(inp.ndim))
                 self.fail(f"{nnz} > 0 and ({sizes})")
@@ -329,8 +334,9 @@ class _Entry:
             else:
                 count = self.nnz[inp.name]
             self.line(f"{bad} = 0")
-            self.line(f"for {t} in range({count}):")
-            self.line(f"{bad} = {bad} | ({ptr}[{t}] - {ptr}[{t}] != 0)", 2)
+            self.line("with nogil:")  # O(entries) passes run without the GIL, as kernels do
+            self.line(f"for {t} in range({count}):", 2)
+            self.line(f"{bad} = {bad} | ({ptr}[{t}] - {ptr}[{t}] != 0)", 3)
             self.fail(bad)
 
     # --- outputs ----------------------------------------------------------------------

@@ -465,6 +465,7 @@ def fast(object v_a0, object v_a1, object v_a2):
     cdef int64_t shape_a1[2]
     cdef int64_t shape_a2[2]
     cdef Py_ssize_t t
+    cdef bint unordered
     cdef float* val_a0
     cdef float* val_a1
     cdef float* val_a2
@@ -492,10 +493,15 @@ def fast(object v_a0, object v_a1, object v_a2):
         return None
     if len_crd1_a0 != nnz_a0:
         return None
+    unordered = False
     if not canonical_a0:
-        for t in range(1, nnz_a0):
-            if not (crd0_a0[t - 1] < crd0_a0[t] or (crd0_a0[t - 1] == crd0_a0[t] and (crd1_a0[t - 1] < crd1_a0[t]))):
-                return None
+        with nogil:
+            for t in range(1, nnz_a0):
+                if not (crd0_a0[t - 1] < crd0_a0[t] or (crd0_a0[t - 1] == crd0_a0[t] and (crd1_a0[t - 1] < crd1_a0[t]))):
+                    unordered = True
+                    break
+    if unordered:
+        return None
     if nnz_a0 > 0 and (shape_a0[0] == 0 or shape_a0[1] == 0):
         return None
     pos0_a0[0] = 0
@@ -526,10 +532,15 @@ def fast(object v_a0, object v_a1, object v_a2):
         return None
     if len_crd1_a1 != nnz_a1:
         return None
+    unordered = False
     if not canonical_a1:
-        for t in range(1, nnz_a1):
-            if not (crd0_a1[t - 1] < crd0_a1[t] or (crd0_a1[t - 1] == crd0_a1[t] and (crd1_a1[t - 1] < crd1_a1[t]))):
-                return None
+        with nogil:
+            for t in range(1, nnz_a1):
+                if not (crd0_a1[t - 1] < crd0_a1[t] or (crd0_a1[t - 1] == crd0_a1[t] and (crd1_a1[t - 1] < crd1_a1[t]))):
+                    unordered = True
+                    break
+    if unordered:
+        return None
     if nnz_a1 > 0 and (shape_a1[0] == 0 or shape_a1[1] == 0):
         return None
     pos0_a1[0] = 0
@@ -560,10 +571,15 @@ def fast(object v_a0, object v_a1, object v_a2):
         return None
     if len_crd1_a2 != nnz_a2:
         return None
+    unordered = False
     if not canonical_a2:
-        for t in range(1, nnz_a2):
-            if not (crd0_a2[t - 1] < crd0_a2[t] or (crd0_a2[t - 1] == crd0_a2[t] and (crd1_a2[t - 1] < crd1_a2[t]))):
-                return None
+        with nogil:
+            for t in range(1, nnz_a2):
+                if not (crd0_a2[t - 1] < crd0_a2[t] or (crd0_a2[t - 1] == crd0_a2[t] and (crd1_a2[t - 1] < crd1_a2[t]))):
+                    unordered = True
+                    break
+    if unordered:
+        return None
     if nnz_a2 > 0 and (shape_a2[0] == 0 or shape_a2[1] == 0):
         return None
     pos0_a2[0] = 0
@@ -573,13 +589,15 @@ def fast(object v_a0, object v_a1, object v_a2):
     if S_n1 >= 2147483648:
         return None
     nonfinite = 0
-    for t in range(nnz_a0):
-        nonfinite = nonfinite | (val_a0[t] - val_a0[t] != 0)
+    with nogil:
+        for t in range(nnz_a0):
+            nonfinite = nonfinite | (val_a0[t] - val_a0[t] != 0)
     if nonfinite:
         return None
     nonfinite = 0
-    for t in range(nnz_a1):
-        nonfinite = nonfinite | (val_a1[t] - val_a1[t] != 0)
+    with nogil:
+        for t in range(nnz_a1):
+            nonfinite = nonfinite | (val_a1[t] - val_a1[t] != 0)
     if nonfinite:
         return None
     out_d0 = S_n0

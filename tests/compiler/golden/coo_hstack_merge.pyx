@@ -392,6 +392,7 @@ def fast(object v_a0, object v_a1):
     cdef int64_t shape_a0[2]
     cdef int64_t shape_a1[2]
     cdef Py_ssize_t t
+    cdef bint unordered
     cdef float* val_a0
     cdef float* val_a1
     if type(v_a0) is not _SF_COO[0] and type(v_a0) is not _SF_COO[1]:
@@ -418,10 +419,15 @@ def fast(object v_a0, object v_a1):
         return None
     if len_crd1_a0 != nnz_a0:
         return None
+    unordered = False
     if not canonical_a0:
-        for t in range(1, nnz_a0):
-            if not (crd0_a0[t - 1] < crd0_a0[t] or (crd0_a0[t - 1] == crd0_a0[t] and (crd1_a0[t - 1] < crd1_a0[t]))):
-                return None
+        with nogil:
+            for t in range(1, nnz_a0):
+                if not (crd0_a0[t - 1] < crd0_a0[t] or (crd0_a0[t - 1] == crd0_a0[t] and (crd1_a0[t - 1] < crd1_a0[t]))):
+                    unordered = True
+                    break
+    if unordered:
+        return None
     if nnz_a0 > 0 and (shape_a0[0] == 0 or shape_a0[1] == 0):
         return None
     pos0_a0[0] = 0
@@ -451,10 +457,15 @@ def fast(object v_a0, object v_a1):
         return None
     if len_crd1_a1 != nnz_a1:
         return None
+    unordered = False
     if not canonical_a1:
-        for t in range(1, nnz_a1):
-            if not (crd0_a1[t - 1] < crd0_a1[t] or (crd0_a1[t - 1] == crd0_a1[t] and (crd1_a1[t - 1] < crd1_a1[t]))):
-                return None
+        with nogil:
+            for t in range(1, nnz_a1):
+                if not (crd0_a1[t - 1] < crd0_a1[t] or (crd0_a1[t - 1] == crd0_a1[t] and (crd1_a1[t - 1] < crd1_a1[t]))):
+                    unordered = True
+                    break
+    if unordered:
+        return None
     if nnz_a1 > 0 and (shape_a1[0] == 0 or shape_a1[1] == 0):
         return None
     pos0_a1[0] = 0

@@ -443,8 +443,9 @@ def fast(object v_a0, object v_a1, object v_a2):
     if dstrides_a2[0] != 1:
         return None
     nonfinite = 0
-    for t in range(S_n1):
-        nonfinite = nonfinite | (dense_a2[t] - dense_a2[t] != 0)
+    with nogil:
+        for t in range(S_n1):
+            nonfinite = nonfinite | (dense_a2[t] - dense_a2[t] != 0)
     if nonfinite:
         return None
     out_d0 = (S_n0 + S_n2)
