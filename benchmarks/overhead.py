@@ -5,9 +5,12 @@ the result. Reported only; no target is enforced here.
 
     sparsefold bench --overhead
 
-Kernels: ``hstack`` of two 4 × 4 CSR arrays (CSR out) and SpMV of a 4 × 4 CSR array, float64,
-each with scipy's time for the same call beside it. Per call = the minimum over rounds of
-(a loop of ``calls`` calls) ÷ ``calls``.
+Kernels: ``hstack`` of two 4 × 4 CSR arrays (CSR out), SpMV of a 4 × 4 CSR array and the sum
+of three 4 × 4 CSR arrays (CSR out), float64, each with scipy's time for the same call beside
+it, and sparsefold's time on its checked Python path (the generated module's fast entry,
+``compiler/fastcall.py``, switched off: how every call ran before it). Per call = the median
+(and the minimum) over rounds of (a loop of ``calls`` calls) ÷ ``calls``; the rounds of the
+two sparsefold paths alternate, so machine load falls on both alike.
 
 Breakdown: the same calls under ``cProfile``; the functions that the jit entry point
 (``JitFunction.__call__``) and the kernel's ``__call__`` call directly, each with its share
@@ -30,25 +33,54 @@ import scipy.sparse as sp
 
 import sparsefold as sf
 
-__all__ = ["per_call", "breakdown", "KERNELS", "report", "main"]
+__all__ = ["per_call", "paths", "breakdown", "KERNELS", "report", "main"]
 
 _hstack = sf.jit(lambda a, b: sf.hstack([a, b]), out="csr")
 _spmv = sf.jit(lambda a, x: a @ x, out="dense")
+_add3 = sf.jit(lambda a, b, c: a + b + c, out="csr")
 
 
 def _tiny():
     a = sp.random_array((4, 4), density=0.5, format="csr", rng=np.random.default_rng(1))
     b = sp.random_array((4, 4), density=0.5, format="csr", rng=np.random.default_rng(2))
-    return a.tocsr(), b.tocsr(), np.random.default_rng(3).random(4)
+    c = sp.random_array((4, 4), density=0.5, format="csr", rng=np.random.default_rng(4))
+    return a.tocsr(), b.tocsr(), c.tocsr(), np.random.default_rng(3).random(4)
 
 
 def _kernels():
-    a, b, x = _tiny()
+    a, b, c, x = _tiny()
     return {
+        "spmv(4x4 csr) -> dense": (lambda: _spmv(a, x), lambda: a @ x),
         "hstack(4x4 csr, 4x4 csr) -> csr": (lambda: _hstack(a, b),
                                              lambda: sp.hstack([a, b], format="csr")),
-        "spmv(4x4 csr) -> dense": (lambda: _spmv(a, x), lambda: a @ x),
+        "add(3 x 4x4 csr) -> csr": (lambda: _add3(a, b, c), lambda: a + b + c),
     }
+
+
+def _fast_entries(enabled: bool) -> None:
+    """Switch the kernels' fast entries (``compiler/fastcall.py``) on or off."""
+    for jit_fn in (_spmv, _hstack, _add3):
+        for _, _, _, kernel in jit_fn._recent.values():
+            if kernel is not None:
+                kernel._fast_ok = enabled and not (kernel.stages or kernel.map_requires)
+
+
+def paths(fn, calls: int = 2000, rounds: int = 7) -> dict[str, list[float]]:
+    """Seconds per call of ``fn`` on the fast entry and on the checked path, every round of
+    one beside a round of the other."""
+    fn()  # compile / warm
+    out: dict[str, list[float]] = {"fast": [], "checked": []}
+    try:
+        for _ in range(rounds):
+            for path in ("checked", "fast"):
+                _fast_entries(path == "fast")
+                t0 = time.perf_counter()
+                for _ in range(calls):
+                    fn()
+                out[path].append((time.perf_counter() - t0) / calls)
+    finally:
+        _fast_entries(True)
+    return out
 
 
 KERNELS = tuple(_kernels())
@@ -121,11 +153,16 @@ def breakdown(fn, calls: int = 3000) -> list[tuple[int, str, float]]:
 
 
 def report(calls: int = 2000, rounds: int = 7) -> str:
-    lines = ["| kernel | sparsefold µs/call | scipy µs/call |", "|---|---|---|"]
+    lines = ["| kernel | sparsefold µs/call (median, min) | checked path µs/call (median, "
+             "min) | scipy µs/call |", "|---|---|---|---|"]
     trees = []
     for name, (ours, theirs) in _kernels().items():
-        t_ours, t_scipy = per_call(ours, calls, rounds), per_call(theirs, calls, rounds)
-        lines.append(f"| {name} | {t_ours * 1e6:.2f} | {t_scipy * 1e6:.2f} |")
+        both = paths(ours, calls, rounds)
+        t_scipy = per_call(theirs, calls, rounds)
+        t_ours = float(np.median(both["fast"]))
+        cells = [f"{np.median(both[p]) * 1e6:.2f} ({min(both[p]) * 1e6:.2f})"
+                 for p in ("fast", "checked")]
+        lines.append(f"| {name} | {cells[0]} | {cells[1]} | {t_scipy * 1e6:.2f} |")
         tree = breakdown(ours, calls)
         if tree:
             trees += [f"**{name}** — {t_ours * 1e6:.2f} µs per call; where it goes (share of "

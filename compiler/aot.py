@@ -36,6 +36,7 @@ import numpy as np
 
 from sparsefold.compiler.build import BUFFER_ADDRESS_PYX, CYTHON_DIRECTIVES, source_digest
 from sparsefold.compiler.emit import FAIL_PY
+from sparsefold.compiler.fastcall import FAST_HELPERS
 from sparsefold.compiler.workspace import SORT_HELPER
 from sparsefold.spec.compute import Input
 from sparsefold.spec.errors import InternalError
@@ -53,7 +54,7 @@ MANIFEST_NAME = "_SF_MANIFEST"   # JSON text: what was built, by which sparsefol
 # are semantic; the rest match the JIT's optimisation level.
 COMPILE_ARGS = ("-O2", "-g0", "-w", "-fwrapv", "-fno-strict-aliasing", "-DNDEBUG")
 GCC_ONLY_ARGS = ("-fvect-cost-model=cheap",)
-_SHARED_HELPERS = (SORT_HELPER,)
+_SHARED_HELPERS = (SORT_HELPER, FAST_HELPERS)
 
 
 def compile_args(cc: str | None = None) -> list[str]:
@@ -140,9 +141,10 @@ def kernel_variants(kernel, input_index: Mapping[str, str],
                         src, functions = stage.source(dict(combo), out_index, unit)
                         digest = source_digest(src)
                         if digest not in found:
-                            found[digest] = Variant(digest, src,
-                                                    tuple(f.name for f in functions),
-                                                    _title(src))
+                            names = tuple(f.name for f in functions)
+                            if re.search(r"^def fast\(", src, re.M):  # fastcall.py
+                                names += ("fast",)
+                            found[digest] = Variant(digest, src, names, _title(src))
     return list(found.values())
 
 
@@ -160,6 +162,8 @@ _FAIL_WITH = FAIL_PY.replace(_FAIL_HEAD, "def _sf_fail_with(_SF_SITES, site, a, 
 _IMPORT = re.compile(r"^(from \S+ cimport .*|cimport .*)$")
 _SITES = re.compile(r"^_SF_SITES = (\(\n(    .*\n)*\)|.*)$", re.M)  # one site per line
 _EXTERN = "cdef extern from *:"
+# a fast entry's dtype constants (``fastcall.py``): the same text wherever they appear
+_DTYPE_CONST = re.compile(r"^_SF_DT_\w+ = _np\.dtype\(_np\.\w+\)$")
 _TYPEDEF = re.compile(r'^    ctypedef \w+\* \w+ "[\w ]+\* __restrict__"$')
 
 
@@ -167,7 +171,8 @@ def _split(variant: Variant) -> tuple[list[str], list[str], str | None, str, lis
     """(header comment lines, import lines, the check table line, the body, helpers used);
     refuses module-level text it does not know."""
     src = variant.source
-    first = re.search(rf"^def {re.escape(variant.functions[0])}\(", src, re.M)
+    name = re.escape(variant.functions[0])
+    first = re.search(rf"^(def {name}\(|cdef void _{name}_body\()", src, re.M)
     if first is None:
         raise InternalError(f"AOT: no 'def {variant.functions[0]}(' in variant {variant.title}")
     prelude, body = src[:first.start()], src[first.start():]
@@ -195,9 +200,10 @@ def _split(variant: Variant) -> tuple[list[str], list[str], str | None, str, lis
                                 f"{variant.title}: {line!r}; compiler/aot.py must learn it")
     names = set(variant.functions)
     for line in body.splitlines():
-        if line and not line[0].isspace() and not line.startswith("#") and line != "):":
-            m = re.match(r"def (\w+)\(", line)
-            if m is None or m.group(1) not in names:
+        if line and not line[0].isspace() and not line.startswith("#") and \
+                line not in ("):", ") noexcept nogil:") and not _DTYPE_CONST.match(line):
+            m = re.match(r"def (\w+)\(|cdef void _(\w+)_body\(", line)
+            if m is None or (m.group(1) or m.group(2)) not in names:
                 raise InternalError(f"AOT: unexpected module-level line in variant "
                                     f"{variant.title}: {line!r}; compiler/aot.py must learn it")
     return comments, imports, sites.group(0) if sites else None, body, helpers
@@ -208,6 +214,8 @@ def _renamed(body: str, functions: tuple[str, ...], k: int) -> str:
         body, n = re.subn(rf"^def {re.escape(name)}\(", f"def _sf{k}_{name}(", body, flags=re.M)
         if n != 1:
             raise InternalError(f"AOT: expected one 'def {name}(' in a variant, found {n}")
+        # its loops (``cdef void _<name>_body``), called by it and by the fast entry
+        body = re.sub(rf"\b_{re.escape(name)}_body\(", f"_sf{k}_{name}_body(", body)
     if re.search(r"\b_SF_SITES\b", body):
         raise InternalError("AOT: a kernel body reads _SF_SITES directly")
     return re.sub(r"\b_sf_fail\(", f"_sf_fail_with(_SF{k}_SITES, ", body)

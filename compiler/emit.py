@@ -332,31 +332,89 @@ def dead_assignments_removed(fn: Function) -> Function:
         body = new
 
 
+def _body_params(fn: Function) -> list[str]:
+    out = []
+    for p in fn.params:
+        out.append(f"{_restrict(p.ctype)} {p.name}" if p.kind in ("array", "address")
+                   else f"int64_t {p.name}")
+    return out
+
+
+def body_name(fn: Function) -> str:
+    """The ``cdef`` function holding ``fn``'s loops: ``run`` and a fast entry call it."""
+    return f"_{fn.name}_body"
+
+
 def render_function(fn: Function) -> list[str]:
+    """Two functions: ``cdef void _<name>_body(pointers, sizes, int64_t* ret) noexcept
+    nogil`` with the loops (results and the first failed check written to ``ret``), and the
+    ``def <name>(...)`` that turns array objects into pointers, calls it without the GIL and
+    raises a recorded failure."""
     fn = dead_assignments_removed(fn)
-    code = _signature(fn) + _declarations(fn) + _pointers(fn)
-    code.append("    with nogil:")
+    nret = len(fn.returns)
+    params = _body_params(fn) + ["int64_t* sf_ret"]
+    head = f"cdef void {body_name(fn)}({', '.join(params)}) noexcept nogil:"
+    if len(head) > _WIDTH:
+        head_lines = [f"cdef void {body_name(fn)}("] + [f"        {p}," for p in params] + [
+            ") noexcept nogil:"]
+    else:
+        head_lines = [head]
+    code = head_lines + _declarations(fn)
     if fn.checks:
-        code.append("        sf_bad = 0")
+        code.append("    sf_bad = 0")
     body: list[str] = []
-    _stmts(fn.body, 2, body)
-    code += body or ["        pass"]
+    _stmts(fn.body, 1, body)
+    code += body or ["    pass"]
+    for k, e in enumerate(fn.returns):
+        code.append(f"    sf_ret[{k}] = {render_expr(e)}")
     if fn.checks:
-        code += ["    if sf_bad:", "        _sf_fail(sf_bad, sf_a, sf_b, sf_c)"]
-    if len(fn.returns) == 1:
-        code.append(f"    return {render_expr(fn.returns[0])}")
-    elif fn.returns:
-        code.append(f"    return ({', '.join(render_expr(e) for e in fn.returns)})")
+        for k, slot in enumerate(("sf_bad", "sf_a", "sf_b", "sf_c")):
+            code.append(f"    sf_ret[{nret + k}] = {slot}")
+    code += ["", ""] + _signature(fn)
+    code.append(f"    cdef int64_t sf_ret[{nret + 4}]")
+    code.append(f"    sf_ret[{nret}] = 0")
+    code += _pointers(fn)
+    args = [p.name for p in fn.params] + ["sf_ret"]
+    call = f"        {body_name(fn)}({', '.join(args)})"
+    code.append("    with nogil:")
+    code += _wrap_call(call, 8)
+    code += [f"    if sf_ret[{nret}]:",
+             f"        _sf_fail(sf_ret[{nret}], sf_ret[{nret + 1}], sf_ret[{nret + 2}], "
+             f"sf_ret[{nret + 3}])"] if fn.checks else []
+    if nret == 1:
+        code.append("    return sf_ret[0]")
+    elif nret:
+        code.append(f"    return ({', '.join(f'sf_ret[{k}]' for k in range(nret))})")
     return code
+
+
+def _wrap_call(line: str, indent: int) -> list[str]:
+    """A long call split after its commas."""
+    if len(line) <= _WIDTH:
+        return [line]
+    head, args = line.split("(", 1)
+    parts = args[:-1].split(", ")
+    out, cur = [], head + "("
+    for k, part in enumerate(parts):
+        piece = part + (", " if k < len(parts) - 1 else ")")
+        if len(cur) + len(piece.rstrip()) > _WIDTH:
+            out.append(cur.rstrip())
+            cur = " " * indent + "    "
+        cur += piece
+    out.append(cur)
+    return out
 
 
 def render_module(*, title: str, program_text: str, notes: list[str],
                   functions: list[Function], sites: tuple[tuple[str, str], ...] = (),
-                  helpers: tuple[str, ...] = (), certificate: str = "") -> str:
+                  helpers: tuple[str, ...] = (), certificate: str = "",
+                  tail: str = "") -> str:
     """The whole ``.pyx``: header, imports, helpers, then ``functions`` in order. ``sites``
     are the in-kernel checks' descriptions; :class:`~loops.Raise` numbers index them;
     ``helpers`` are module-level Cython texts the functions call; ``certificate`` is the
-    SHA-256 of the kernel's certificate (``verify.prove_kernel``), when it has one."""
+    SHA-256 of the kernel's certificate (``verify.prove_kernel``), when it has one; ``tail``
+    is module text after the functions (the fast entry, ``fastcall.py``, which calls their
+    bodies)."""
     code: list[str] = []
     for fn in functions:
         code += ["", ""] + render_function(fn) if code else render_function(fn)
@@ -386,7 +444,7 @@ def render_module(*, title: str, program_text: str, notes: list[str],
         fail = FAIL_DOMAIN_PY if any(k == "domain" for k, _ in sites) else FAIL_PY
         header += [fail, table]
     header += list(helpers)
-    return "\n".join(header) + "\n\n" + text_body + "\n"
+    return "\n".join(header) + "\n\n" + text_body + "\n" + (f"\n\n{tail}" if tail else "")
 
 
 def _wrap_notes(notes: list[str]) -> list[str]:
@@ -403,4 +461,4 @@ def _wrap_notes(notes: list[str]) -> list[str]:
     return out
 
 
-__all__ += ["render_function"]
+__all__ += ["render_function", "body_name"]

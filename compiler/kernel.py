@@ -22,6 +22,7 @@ import numpy as np
 
 from sparsefold.compiler.bounds import MapChecked, rows_first
 from sparsefold.compiler.emit import render_module
+from sparsefold.compiler.fastcall import FAST_HELPERS, fast_entry
 from sparsefold.compiler.loops import Bin, Lit
 from sparsefold.compiler.lower_coiter import lower_coiter
 from sparsefold.compiler.lower_contract import contract_sizes, lower_contract, lower_contract_count
@@ -140,6 +141,7 @@ class StageKernel:
                               for piece in plan.pieces]
         self._variants: dict[tuple, tuple[str, list, Any]] = {}
         self._assemblers: dict[str, Any] = {}
+        self.fast = None  # the last variant's fast entry (compiler/fastcall.py), if any
         self._lock = threading.Lock()
 
     # --- source ---------------------------------------------------------------------------
@@ -198,6 +200,11 @@ class StageKernel:
             functions.append(cl.function("count", (total,)))
         if isinstance(p, ContractPlan) and not isinstance(asm, DenseOut):
             helpers = (SORT_HELPER,)
+        # the happy path of a call in the module itself (issue #13: call overhead)
+        fast = fast_entry(self, index_dtypes, out_index, unit_stride, functions,
+                          self._assembler(out_index), self.assumed)
+        if fast:
+            helpers += (FAST_HELPERS,)
         notes = [f"Strategy: {p.describe()}; {asm.note}."]
         if p.finite:
             notes.append("Valid when " + ", ".join(i.name for i in p.finite) + " are finite "
@@ -210,7 +217,7 @@ class StageKernel:
         src = render_module(title=f"{self.strategy} -> {self.fmt}",
                             program_text=show_program(program), notes=notes,
                             functions=functions, sites=tuple(low.sites.table),
-                            helpers=helpers, certificate=self.certificate)
+                            helpers=helpers, certificate=self.certificate, tail=fast)
         return src, functions
 
     def _assembler(self, out_index: str):
@@ -300,6 +307,7 @@ class StageKernel:
     def _variant(self, key, index_dtypes, out_index):
         hit = self._variants.get(key)
         if hit is not None:
+            self.fast = getattr(hit[2], "fast", None)
             return hit
         with self._lock:
             hit = self._variants.get(key)
@@ -308,6 +316,7 @@ class StageKernel:
                 src, functions = self.source(index_dtypes, out_index, key[2])
                 hit = (src, functions, load_module(src, name_hint=self.strategy))
                 self._variants[key] = hit
+            self.fast = getattr(hit[2], "fast", None)
             return hit
 
     def _scratch(self, env) -> dict[str, np.ndarray]:

@@ -124,6 +124,11 @@ class Kernel:
         self.inputs = [n for n in topological(self.program) if isinstance(n, Input)]
         self._exact: Kernel | None = None
         self._lock = threading.Lock()
+        # the final stage's fast entry may take a call only when nothing runs before it: no
+        # stages, no unproved maps' size conditions (the trace's preconditions, requires,
+        # it checks itself, declining the call when one fails)
+        self._fast_ok = not (self.stages or self.map_requires)
+        self._fast_names = tuple(inp.name for inp in self.final.inputs)
 
     @property
     def strategy(self) -> str:
@@ -276,6 +281,13 @@ class Kernel:
                  sizes: dict[str, int] | None = None):
         """Run on ``values`` (input name -> array); ``sizes`` binds size symbols that no
         input's shape binds (an ahead-of-time kernel's size parameters, ``sparsefold.aot``)."""
+        fast = self.final.fast
+        if fast is not None and library == "scipy" and self._fast_ok and not sizes:
+            # the variant the last call used, done in its module (compiler/fastcall.py);
+            # None: something differs, and the checked path below decides
+            result = fast(*[values[name] for name in self._fast_names])
+            if result is not None:
+                return result
         try:
             env = bind_sizes(self.inputs, values, dict(sizes or {})) \
                 if sizes or self.stages or self.requires or self.map_requires else None

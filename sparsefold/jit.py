@@ -192,9 +192,9 @@ class JitFunction:
     def __call__(self, *args):
         # fast path: the same kinds of arguments as a previous call (sizes may differ only
         # where the traced program is symbolic; the key carries the equality pattern)
-        quick = tuple((type(a), getattr(a, "format", None), getattr(a, "dtype", None),
-                       getattr(a, "shape", a), repr(getattr(a, "fill_value", None)))
-                      for a in args)
+        quick = tuple([(type(a), getattr(a, "format", None), getattr(a, "dtype", None),
+                        getattr(a, "shape", a), repr(getattr(a, "fill_value", None)))
+                       for a in args])
         try:
             hit = self._recent.get(quick)
         except TypeError:  # an unhashable argument (a list): program_for says what is wrong
@@ -204,12 +204,22 @@ class JitFunction:
                 from sparsefold.dask import call  # a lazy dask.array: sparsefold.dask
                 return call(self, *args)
             program, out = self.program_for(*args)
-            hit = (runnable_kernel(program, out, self._assumed.get(program, ()),
-                                   self.certify),
-                   result_library(args), program if has_fill(program) else None)
+            kernel = runnable_kernel(program, out, self._assumed.get(program, ()),
+                                     self.certify)
+            hit = (kernel, result_library(args), *_fast_positions(kernel, args),
+                   program if has_fill(program) else None)
             if len(self._recent) < 64:
                 self._recent[quick] = hit
-        kernel, library, filled_program = hit
+        kernel, library, positions, compiled, filled_program = hit
+        if positions is not None and compiled._fast_ok and filled_program is None:
+            # the kernel module's own entry (compiler/fastcall.py) on the arguments as they
+            # are; None: it leaves the call to the checked path below
+            fast = compiled.final.fast
+            if fast is not None:
+                result = fast(*args) if positions is True else \
+                    fast(*[args[p] for p in positions])
+                if result is not None:
+                    return result
         values = {f"a{p}": a for p, a in enumerate(args) if not _is_scalar(a)}
         if filled_program is None:
             return kernel(values, library)
@@ -234,6 +244,24 @@ def _with_result_fill(program, values: dict, result):
     implicit (``spec.fills.implicit_value``; sizes bound by this call)."""
     env = bind_sizes([n for n in topological(program) if isinstance(n, Input)], values)
     return with_fill(result, implicit_value(program, env))
+
+
+def _fast_positions(kernel, args) -> tuple:
+    """(which arguments a compiled kernel's fast entry takes, in its order — True: all of
+    them, as they are —, the ``pipeline.Kernel`` whose entry it is); (None, None) when calls
+    go through the kernel's ``__call__`` only (a prebuilt kernel with size parameters,
+    results for pydata, inputs named otherwise)."""
+    from sparsefold.aot_registry import BoundKernel
+    from sparsefold.compiler.pipeline import Kernel
+    if type(kernel) is BoundKernel and kernel._static == {}:
+        kernel = kernel.kernel  # a prebuilt kernel without size parameters: called as is
+    if type(kernel) is not Kernel or result_library(args) != "scipy":
+        return None, None
+    names = {f"a{p}": p for p, a in enumerate(args) if not _is_scalar(a)}
+    if any(name not in names for name in kernel._fast_names):
+        return None, None
+    positions = tuple(names[name] for name in kernel._fast_names)
+    return (True if positions == tuple(range(len(args))) else positions), kernel
 
 
 def _describe_argument(position: int, a) -> Any:

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: coiterate -> coo
-# sparsefold compiler 0.2.0; source hash df558bf4911a276e
+# sparsefold compiler 0.2.0; source hash aaf8d892ce8834cb
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] coo
@@ -58,6 +58,309 @@ _SF_SITES = (
     ('range', 'a2: coords[1]'),
 )
 
+from cpython.buffer cimport PyBUF_C_CONTIGUOUS, PyBUF_WRITABLE, PyBUF_STRIDES
+from cpython.exc cimport PyErr_Clear
+from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_CheckExact
+from libc.stdlib cimport getenv
+cdef extern from "Python.h":
+    int _sf_get_buffer "PyObject_GetBuffer"(object, Py_buffer*, int)
+import numpy as _np
+import scipy.sparse as _sp
+from sparsefold.compiler import kernel as _sf_kernel
+from sparsefold.storage import results as _sf_results
+_SF_NDARRAY = _np.ndarray
+_SF_EMPTY, _SF_ZEROS = _np.empty, _np.zeros
+_SF_CSR = (_sp.csr_array, _sp.csr_matrix)
+_SF_CSC = (_sp.csc_array, _sp.csc_matrix)
+_SF_COO = (_sp.coo_array, _sp.coo_matrix)
+_SF_PHYSICAL = _sf_kernel._physical_memory()
+
+
+def _sf_layout(cls, make):
+    # The instance dict the checked path's wrapper (storage.results) gives a result of
+    # ``cls``, minus the arrays: the fast entry builds the same object by setting that
+    # dict; None (use the wrapper) when this scipy's objects hold anything else.
+    one = _np.ones(1)
+    zero = _np.zeros(1, _np.int32)
+    ref = make(cls, one, zero)
+    found = dict(ref.__dict__)
+    arrays = {k for k, v in found.items() if type(v) is _SF_NDARRAY or
+              (type(v) is tuple and len(v) == 2 and v[0] is zero and v[1] is zero)}
+    rest = {k: v for k, v in found.items() if k not in arrays and k != "_shape"}
+    if arrays not in ({"data", "indices", "indptr"}, {"data", "coords"}) or any(
+            type(v) not in (bool, int) for v in rest.values()):
+        return None
+    return rest
+
+
+_SF_CSR_DICT = _sf_layout(_sp.csr_array, lambda c, v, i: _sf_results._compressed_array(
+    c, v, i, _np.array([0, 1], _np.int32), (1, 1)))
+_SF_CSC_DICT = _sf_layout(_sp.csc_array, lambda c, v, i: _sf_results._compressed_array(
+    c, v, i, _np.array([0, 1], _np.int32), (1, 1)))
+_SF_COO_DICT = _sf_layout(_sp.coo_array, lambda c, v, i: _sf_results._coo_array(
+    c, v, (i, i), (1, 1)))
+
+
+cdef object _sf_compressed(object cls, dict layout, object data, object indices,
+                           object indptr, tuple shape):
+    # A scipy CSR/CSC result, the object storage.results._compressed_array builds
+    if layout is None:
+        return _sf_results._compressed_array(cls, data, indices, indptr, shape)
+    out = cls.__new__(cls)
+    d = dict(layout)
+    d["data"], d["indices"], d["indptr"], d["_shape"] = data, indices, indptr, shape
+    out.__dict__ = d
+    return out
+
+
+cdef object _sf_coo(dict layout, object data, tuple coords, tuple shape):
+    # A scipy COO result, the object storage.results._coo_array builds
+    if layout is None:
+        return _sf_results._coo_array(_sp.coo_array, data, coords, shape)
+    out = _sp.coo_array.__new__(_sp.coo_array)
+    d = dict(layout)
+    d["data"], d["coords"], d["_shape"] = data, coords, shape
+    out.__dict__ = d
+    return out
+
+
+cdef int64_t _sf_memory_limit():
+    # kernel.memory_limit(), without reading os.environ in Python when the variable is unset
+    cdef const char* configured = getenv(b"SPARSEFOLD_MEMORY_LIMIT")
+    if configured == NULL or configured[0] == 0:
+        return _SF_PHYSICAL
+    try:
+        return min(_sf_kernel.memory_limit(), INT64_MAX)
+    except Exception:  # the checked path reports it
+        PyErr_Clear()
+        return -1
+
+
+cdef bint _sf_shape(object shape, int ndim, int64_t* dims):
+    # A tuple of ``ndim`` Python ints in [0, 2**62): its values; False otherwise (the checked
+    # path reads any other shape)
+    cdef int overflow
+    cdef int d
+    if type(shape) is not tuple or len(<tuple>shape) != ndim:
+        return False
+    for d in range(ndim):
+        item = (<tuple>shape)[d]
+        if not PyLong_CheckExact(item):
+            return False
+        dims[d] = PyLong_AsLongLongAndOverflow(item, &overflow)
+        if overflow or dims[d] < 0 or dims[d] >= (<int64_t>1 << 62):
+            return False
+    return True
+
+
+cdef void* _sf_contiguous(object array, object dtype, Py_ssize_t* length) noexcept:
+    # The first item of a 1-d C-contiguous ndarray of exactly ``dtype``; NULL otherwise.
+    cdef Py_buffer view
+    if type(array) is not _SF_NDARRAY or array.dtype is not dtype:
+        return NULL
+    if _sf_get_buffer(array, &view, PyBUF_C_CONTIGUOUS) == -1:
+        PyErr_Clear()
+        return NULL
+    cdef void* address = view.buf
+    length[0] = view.shape[0] if view.ndim == 1 else -1
+    cdef int ndim = view.ndim
+    PyBuffer_Release(&view)
+    return address if ndim == 1 else NULL
+
+
+cdef void* _sf_strided(object array, object dtype, int ndim, Py_ssize_t* shape,
+                       Py_ssize_t* strides) noexcept:
+    # An ndarray of exactly ``dtype`` and rank: its shape and element strides; NULL when its
+    # strides are not whole elements (the checked path copies it then).
+    cdef Py_buffer view
+    cdef int d
+    if type(array) is not _SF_NDARRAY or array.dtype is not dtype:
+        return NULL
+    if _sf_get_buffer(array, &view, PyBUF_STRIDES) == -1:
+        PyErr_Clear()
+        return NULL
+    cdef void* address = view.buf
+    cdef bint ok = view.ndim == ndim
+    if ok:
+        for d in range(ndim):
+            shape[d] = view.shape[d]
+            if view.strides[d] % view.itemsize:
+                ok = False
+            strides[d] = view.strides[d] // view.itemsize
+    PyBuffer_Release(&view)
+    return address if ok else NULL
+
+
+cdef void* _sf_out(object array) noexcept:
+    cdef Py_buffer view
+    if _sf_get_buffer(array, &view, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) == -1:
+        PyErr_Clear()
+        return NULL
+    cdef void* address = view.buf
+    PyBuffer_Release(&view)
+    return address
+
+
+cdef void _run_body(
+        int64_t S_n0,
+        int64_t S_n1,
+        int32_t_restrict out_crd0,
+        int32_t_restrict out_crd1,
+        float_restrict out_val,
+        int64_t_restrict in_a0_pos0,
+        int32_t_restrict in_a0_crd0,
+        int32_t_restrict in_a0_crd1,
+        float_restrict in_a0_val,
+        int64_t_restrict in_a1_pos0,
+        int32_t_restrict in_a1_crd0,
+        int32_t_restrict in_a1_crd1,
+        float_restrict in_a1_val,
+        int64_t_restrict in_a2_pos0,
+        int32_t_restrict in_a2_crd0,
+        int32_t_restrict in_a2_crd1,
+        float_restrict in_a2_val,
+        int64_t* sf_ret,
+) noexcept nogil:
+    cdef bint stale_a, stale_b, stale_c
+    cdef float v, v_2, x0, x1, x2
+    cdef int64_t end_a, end_b, end_c, i0_a, i0_b, i0_c, i1_a, i1_b, i1_c, k, k0, k1, key_a, key_b
+    cdef int64_t key_c, m, n, o0_a, o0_b, o0_c, o1_a, o1_b, o1_c, q0_a, q0_b, q0_c, sf_a, sf_b
+    cdef int64_t sf_bad, sf_c
+    sf_bad = 0
+    n = 0
+    m = 0
+    # co-iteration of a0, a1, a2 over a2 | (a0 & a1): one cursor per piece, keys in storage order (proved); the smallest key is visited next
+    stale_a = True
+    q0_a = in_a0_pos0[0]
+    end_a = in_a0_pos0[1]
+    stale_b = True
+    q0_b = in_a1_pos0[0]
+    end_b = in_a1_pos0[1]
+    stale_c = True
+    q0_c = in_a2_pos0[0]
+    end_c = in_a2_pos0[1]
+    while True:
+        if stale_a:
+            stale_a = False
+            if q0_a >= end_a:
+                key_a = INT64_MAX
+            else:
+                i0_a = in_a0_crd0[q0_a]
+                if <uint64_t>i0_a >= <uint64_t>S_n0:
+                    if sf_bad == 0:
+                        sf_bad = 1
+                        sf_a = i0_a
+                        sf_b = S_n0
+                        sf_c = 0
+                    i0_a = 0
+                i1_a = in_a0_crd1[q0_a]
+                if <uint64_t>i1_a >= <uint64_t>S_n1:
+                    if sf_bad == 0:
+                        sf_bad = 2
+                        sf_a = i1_a
+                        sf_b = S_n1
+                        sf_c = 0
+                    i1_a = 0
+                o0_a = i0_a
+                o1_a = i1_a
+                key_a = o0_a * S_n1 + o1_a
+        if stale_b:
+            stale_b = False
+            if q0_b >= end_b:
+                key_b = INT64_MAX
+            else:
+                i0_b = in_a1_crd0[q0_b]
+                if <uint64_t>i0_b >= <uint64_t>S_n0:
+                    if sf_bad == 0:
+                        sf_bad = 3
+                        sf_a = i0_b
+                        sf_b = S_n0
+                        sf_c = 0
+                    i0_b = 0
+                i1_b = in_a1_crd1[q0_b]
+                if <uint64_t>i1_b >= <uint64_t>S_n1:
+                    if sf_bad == 0:
+                        sf_bad = 4
+                        sf_a = i1_b
+                        sf_b = S_n1
+                        sf_c = 0
+                    i1_b = 0
+                o0_b = i0_b
+                o1_b = i1_b
+                key_b = o0_b * S_n1 + o1_b
+        if stale_c:
+            stale_c = False
+            if q0_c >= end_c:
+                key_c = INT64_MAX
+            else:
+                i0_c = in_a2_crd0[q0_c]
+                if <uint64_t>i0_c >= <uint64_t>S_n0:
+                    if sf_bad == 0:
+                        sf_bad = 5
+                        sf_a = i0_c
+                        sf_b = S_n0
+                        sf_c = 0
+                    i0_c = 0
+                i1_c = in_a2_crd1[q0_c]
+                if <uint64_t>i1_c >= <uint64_t>S_n1:
+                    if sf_bad == 0:
+                        sf_bad = 6
+                        sf_a = i1_c
+                        sf_b = S_n1
+                        sf_c = 0
+                    i1_c = 0
+                o0_c = i0_c
+                o1_c = i1_c
+                key_c = o0_c * S_n1 + o1_c
+        if not (key_c != INT64_MAX or (key_a != INT64_MAX and key_b != INT64_MAX)):
+            break
+        k = key_a
+        if key_b < k:
+            k = key_b
+        if key_c < k:
+            k = key_c
+        if key_c == k or (key_a == k and key_b == k):
+            if key_a == k:
+                k0 = o0_a
+                k1 = o1_a
+            elif key_b == k:
+                k0 = o0_b
+                k1 = o1_b
+            elif key_c == k:
+                k0 = o0_c
+                k1 = o1_c
+            x0 = (<float>0.0)
+            if key_a == k:
+                x0 = in_a0_val[q0_a]
+            x1 = (<float>0.0)
+            if key_b == k:
+                x1 = in_a1_val[q0_b]
+            x2 = (<float>0.0)
+            if key_c == k:
+                x2 = in_a2_val[q0_c]
+            v = <float>(x0 * x1)
+            v_2 = <float>(v + x2)
+            out_crd0[n] = <int32_t>k0
+            out_crd1[n] = <int32_t>k1
+            out_val[n] = v_2
+            n = n + 1
+        if key_a == k:
+            q0_a = q0_a + 1
+            stale_a = True
+        if key_b == k:
+            q0_b = q0_b + 1
+            stale_b = True
+        if key_c == k:
+            q0_c = q0_c + 1
+            stale_c = True
+    sf_ret[0] = n
+    sf_ret[1] = m
+    sf_ret[2] = sf_bad
+    sf_ret[3] = sf_a
+    sf_ret[4] = sf_b
+    sf_ret[5] = sf_c
+
+
 def run(
         int64_t S_n0,
         int64_t S_n1,
@@ -77,11 +380,8 @@ def run(
         object p_in_a2_crd1,
         object p_in_a2_val,
 ):
-    cdef bint stale_a, stale_b, stale_c
-    cdef float v, v_2, x0, x1, x2
-    cdef int64_t end_a, end_b, end_c, i0_a, i0_b, i0_c, i1_a, i1_b, i1_c, k, k0, k1, key_a, key_b
-    cdef int64_t key_c, m, n, o0_a, o0_b, o0_c, o1_a, o1_b, o1_c, q0_a, q0_b, q0_c, sf_a, sf_b
-    cdef int64_t sf_bad, sf_c
+    cdef int64_t sf_ret[6]
+    sf_ret[2] = 0
     cdef int32_t_restrict out_crd0 = <int32_t_restrict>_sf_address(p_out_crd0, sizeof(int32_t), 1)
     cdef int32_t_restrict out_crd1 = <int32_t_restrict>_sf_address(p_out_crd1, sizeof(int32_t), 1)
     cdef float_restrict out_val = <float_restrict>_sf_address(p_out_val, sizeof(float), 1)
@@ -107,133 +407,235 @@ def run(
         p_in_a2_crd1, sizeof(int32_t), 0)
     cdef float_restrict in_a2_val = <float_restrict>_sf_address(p_in_a2_val, sizeof(float), 0)
     with nogil:
-        sf_bad = 0
-        n = 0
-        m = 0
-        # co-iteration of a0, a1, a2 over a2 | (a0 & a1): one cursor per piece, keys in storage order (proved); the smallest key is visited next
-        stale_a = True
-        q0_a = in_a0_pos0[0]
-        end_a = in_a0_pos0[1]
-        stale_b = True
-        q0_b = in_a1_pos0[0]
-        end_b = in_a1_pos0[1]
-        stale_c = True
-        q0_c = in_a2_pos0[0]
-        end_c = in_a2_pos0[1]
-        while True:
-            if stale_a:
-                stale_a = False
-                if q0_a >= end_a:
-                    key_a = INT64_MAX
-                else:
-                    i0_a = in_a0_crd0[q0_a]
-                    if <uint64_t>i0_a >= <uint64_t>S_n0:
-                        if sf_bad == 0:
-                            sf_bad = 1
-                            sf_a = i0_a
-                            sf_b = S_n0
-                            sf_c = 0
-                        i0_a = 0
-                    i1_a = in_a0_crd1[q0_a]
-                    if <uint64_t>i1_a >= <uint64_t>S_n1:
-                        if sf_bad == 0:
-                            sf_bad = 2
-                            sf_a = i1_a
-                            sf_b = S_n1
-                            sf_c = 0
-                        i1_a = 0
-                    o0_a = i0_a
-                    o1_a = i1_a
-                    key_a = o0_a * S_n1 + o1_a
-            if stale_b:
-                stale_b = False
-                if q0_b >= end_b:
-                    key_b = INT64_MAX
-                else:
-                    i0_b = in_a1_crd0[q0_b]
-                    if <uint64_t>i0_b >= <uint64_t>S_n0:
-                        if sf_bad == 0:
-                            sf_bad = 3
-                            sf_a = i0_b
-                            sf_b = S_n0
-                            sf_c = 0
-                        i0_b = 0
-                    i1_b = in_a1_crd1[q0_b]
-                    if <uint64_t>i1_b >= <uint64_t>S_n1:
-                        if sf_bad == 0:
-                            sf_bad = 4
-                            sf_a = i1_b
-                            sf_b = S_n1
-                            sf_c = 0
-                        i1_b = 0
-                    o0_b = i0_b
-                    o1_b = i1_b
-                    key_b = o0_b * S_n1 + o1_b
-            if stale_c:
-                stale_c = False
-                if q0_c >= end_c:
-                    key_c = INT64_MAX
-                else:
-                    i0_c = in_a2_crd0[q0_c]
-                    if <uint64_t>i0_c >= <uint64_t>S_n0:
-                        if sf_bad == 0:
-                            sf_bad = 5
-                            sf_a = i0_c
-                            sf_b = S_n0
-                            sf_c = 0
-                        i0_c = 0
-                    i1_c = in_a2_crd1[q0_c]
-                    if <uint64_t>i1_c >= <uint64_t>S_n1:
-                        if sf_bad == 0:
-                            sf_bad = 6
-                            sf_a = i1_c
-                            sf_b = S_n1
-                            sf_c = 0
-                        i1_c = 0
-                    o0_c = i0_c
-                    o1_c = i1_c
-                    key_c = o0_c * S_n1 + o1_c
-            if not (key_c != INT64_MAX or (key_a != INT64_MAX and key_b != INT64_MAX)):
-                break
-            k = key_a
-            if key_b < k:
-                k = key_b
-            if key_c < k:
-                k = key_c
-            if key_c == k or (key_a == k and key_b == k):
-                if key_a == k:
-                    k0 = o0_a
-                    k1 = o1_a
-                elif key_b == k:
-                    k0 = o0_b
-                    k1 = o1_b
-                elif key_c == k:
-                    k0 = o0_c
-                    k1 = o1_c
-                x0 = (<float>0.0)
-                if key_a == k:
-                    x0 = in_a0_val[q0_a]
-                x1 = (<float>0.0)
-                if key_b == k:
-                    x1 = in_a1_val[q0_b]
-                x2 = (<float>0.0)
-                if key_c == k:
-                    x2 = in_a2_val[q0_c]
-                v = <float>(x0 * x1)
-                v_2 = <float>(v + x2)
-                out_crd0[n] = <int32_t>k0
-                out_crd1[n] = <int32_t>k1
-                out_val[n] = v_2
-                n = n + 1
-            if key_a == k:
-                q0_a = q0_a + 1
-                stale_a = True
-            if key_b == k:
-                q0_b = q0_b + 1
-                stale_b = True
-            if key_c == k:
-                q0_c = q0_c + 1
-                stale_c = True
-    if sf_bad:
-        _sf_fail(sf_bad, sf_a, sf_b, sf_c)
-    return (n, m)
+        _run_body(S_n0, S_n1, out_crd0, out_crd1, out_val, in_a0_pos0, in_a0_crd0, in_a0_crd1,
+            in_a0_val, in_a1_pos0, in_a1_crd0, in_a1_crd1, in_a1_val, in_a2_pos0, in_a2_crd0,
+            in_a2_crd1, in_a2_val, sf_ret)
+    if sf_ret[2]:
+        _sf_fail(sf_ret[2], sf_ret[3], sf_ret[4], sf_ret[5])
+    return (sf_ret[0], sf_ret[1])
+
+
+_SF_DT_FLOAT32 = _np.dtype(_np.float32)
+_SF_DT_INT32 = _np.dtype(_np.int32)
+
+
+def fast(object v_a0, object v_a1, object v_a2):
+    # the happy path of a call (compiler/fastcall.py); None: take the
+    # checked path
+    cdef int64_t S_n0
+    cdef int64_t S_n1
+    cdef bint canonical_a0
+    cdef bint canonical_a1
+    cdef bint canonical_a2
+    cdef int64_t capacity
+    cdef double capacity_bound
+    cdef object coords_a0
+    cdef object coords_a1
+    cdef object coords_a2
+    cdef int32_t* crd0_a0
+    cdef int32_t* crd0_a1
+    cdef int32_t* crd0_a2
+    cdef int32_t* crd1_a0
+    cdef int32_t* crd1_a1
+    cdef int32_t* crd1_a2
+    cdef Py_ssize_t len_crd0_a0
+    cdef Py_ssize_t len_crd0_a1
+    cdef Py_ssize_t len_crd0_a2
+    cdef Py_ssize_t len_crd1_a0
+    cdef Py_ssize_t len_crd1_a1
+    cdef Py_ssize_t len_crd1_a2
+    cdef Py_ssize_t len_val_a0
+    cdef Py_ssize_t len_val_a1
+    cdef Py_ssize_t len_val_a2
+    cdef int64_t limit
+    cdef int64_t nnz_a0
+    cdef int64_t nnz_a1
+    cdef int64_t nnz_a2
+    cdef int nonfinite
+    cdef int32_t* optr_crd0
+    cdef int32_t* optr_crd1
+    cdef float* optr_val
+    cdef int64_t out_d0
+    cdef int64_t out_d1
+    cdef int64_t pos0_a0[2]
+    cdef int64_t pos0_a1[2]
+    cdef int64_t pos0_a2[2]
+    cdef int64_t sf_ret[6]
+    cdef int64_t shape_a0[2]
+    cdef int64_t shape_a1[2]
+    cdef int64_t shape_a2[2]
+    cdef Py_ssize_t t
+    cdef bint unordered
+    cdef float* val_a0
+    cdef float* val_a1
+    cdef float* val_a2
+    if type(v_a0) is not _SF_COO[0] and type(v_a0) is not _SF_COO[1]:
+        return None
+    canonical_a0 = getattr(v_a0, 'has_canonical_format', None) is True
+    if not _sf_shape(getattr(v_a0, '_shape', None), 2, shape_a0):
+        return None
+    S_n0 = shape_a0[0]
+    S_n1 = shape_a0[1]
+    coords_a0 = getattr(v_a0, 'coords', None)
+    if type(coords_a0) is not tuple or len(coords_a0) != 2:
+        return None
+    val_a0 = <float*>_sf_contiguous(getattr(v_a0, 'data', None), _SF_DT_FLOAT32, &len_val_a0)
+    if val_a0 == NULL:
+        return None
+    nnz_a0 = len_val_a0
+    crd0_a0 = <int32_t*>_sf_contiguous(coords_a0[0], _SF_DT_INT32, &len_crd0_a0)
+    if crd0_a0 == NULL:
+        return None
+    if len_crd0_a0 != nnz_a0:
+        return None
+    crd1_a0 = <int32_t*>_sf_contiguous(coords_a0[1], _SF_DT_INT32, &len_crd1_a0)
+    if crd1_a0 == NULL:
+        return None
+    if len_crd1_a0 != nnz_a0:
+        return None
+    unordered = False
+    if not canonical_a0:
+        with nogil:
+            for t in range(1, nnz_a0):
+                if not (crd0_a0[t - 1] < crd0_a0[t] or (crd0_a0[t - 1] == crd0_a0[t] and (crd1_a0[t - 1] < crd1_a0[t]))):
+                    unordered = True
+                    break
+    if unordered:
+        return None
+    if nnz_a0 > 0 and (shape_a0[0] == 0 or shape_a0[1] == 0):
+        return None
+    pos0_a0[0] = 0
+    pos0_a0[1] = nnz_a0
+    if type(v_a1) is not _SF_COO[0] and type(v_a1) is not _SF_COO[1]:
+        return None
+    canonical_a1 = getattr(v_a1, 'has_canonical_format', None) is True
+    if not _sf_shape(getattr(v_a1, '_shape', None), 2, shape_a1):
+        return None
+    if S_n0 != shape_a1[0]:
+        return None
+    if S_n1 != shape_a1[1]:
+        return None
+    coords_a1 = getattr(v_a1, 'coords', None)
+    if type(coords_a1) is not tuple or len(coords_a1) != 2:
+        return None
+    val_a1 = <float*>_sf_contiguous(getattr(v_a1, 'data', None), _SF_DT_FLOAT32, &len_val_a1)
+    if val_a1 == NULL:
+        return None
+    nnz_a1 = len_val_a1
+    crd0_a1 = <int32_t*>_sf_contiguous(coords_a1[0], _SF_DT_INT32, &len_crd0_a1)
+    if crd0_a1 == NULL:
+        return None
+    if len_crd0_a1 != nnz_a1:
+        return None
+    crd1_a1 = <int32_t*>_sf_contiguous(coords_a1[1], _SF_DT_INT32, &len_crd1_a1)
+    if crd1_a1 == NULL:
+        return None
+    if len_crd1_a1 != nnz_a1:
+        return None
+    unordered = False
+    if not canonical_a1:
+        with nogil:
+            for t in range(1, nnz_a1):
+                if not (crd0_a1[t - 1] < crd0_a1[t] or (crd0_a1[t - 1] == crd0_a1[t] and (crd1_a1[t - 1] < crd1_a1[t]))):
+                    unordered = True
+                    break
+    if unordered:
+        return None
+    if nnz_a1 > 0 and (shape_a1[0] == 0 or shape_a1[1] == 0):
+        return None
+    pos0_a1[0] = 0
+    pos0_a1[1] = nnz_a1
+    if type(v_a2) is not _SF_COO[0] and type(v_a2) is not _SF_COO[1]:
+        return None
+    canonical_a2 = getattr(v_a2, 'has_canonical_format', None) is True
+    if not _sf_shape(getattr(v_a2, '_shape', None), 2, shape_a2):
+        return None
+    if S_n0 != shape_a2[0]:
+        return None
+    if S_n1 != shape_a2[1]:
+        return None
+    coords_a2 = getattr(v_a2, 'coords', None)
+    if type(coords_a2) is not tuple or len(coords_a2) != 2:
+        return None
+    val_a2 = <float*>_sf_contiguous(getattr(v_a2, 'data', None), _SF_DT_FLOAT32, &len_val_a2)
+    if val_a2 == NULL:
+        return None
+    nnz_a2 = len_val_a2
+    crd0_a2 = <int32_t*>_sf_contiguous(coords_a2[0], _SF_DT_INT32, &len_crd0_a2)
+    if crd0_a2 == NULL:
+        return None
+    if len_crd0_a2 != nnz_a2:
+        return None
+    crd1_a2 = <int32_t*>_sf_contiguous(coords_a2[1], _SF_DT_INT32, &len_crd1_a2)
+    if crd1_a2 == NULL:
+        return None
+    if len_crd1_a2 != nnz_a2:
+        return None
+    unordered = False
+    if not canonical_a2:
+        with nogil:
+            for t in range(1, nnz_a2):
+                if not (crd0_a2[t - 1] < crd0_a2[t] or (crd0_a2[t - 1] == crd0_a2[t] and (crd1_a2[t - 1] < crd1_a2[t]))):
+                    unordered = True
+                    break
+    if unordered:
+        return None
+    if nnz_a2 > 0 and (shape_a2[0] == 0 or shape_a2[1] == 0):
+        return None
+    pos0_a2[0] = 0
+    pos0_a2[1] = nnz_a2
+    if S_n0 >= 2147483648:
+        return None
+    if S_n1 >= 2147483648:
+        return None
+    nonfinite = 0
+    with nogil:
+        for t in range(nnz_a0):
+            nonfinite = nonfinite | (val_a0[t] - val_a0[t] != 0)
+    if nonfinite:
+        return None
+    nonfinite = 0
+    with nogil:
+        for t in range(nnz_a1):
+            nonfinite = nonfinite | (val_a1[t] - val_a1[t] != 0)
+    if nonfinite:
+        return None
+    out_d0 = S_n0
+    out_d1 = S_n1
+    limit = _sf_memory_limit()
+    capacity_bound = <double>len_val_a0 + <double>len_val_a1 + <double>len_val_a2
+    if capacity_bound > 1.152921504606847e+18:
+        return None
+    capacity = len_val_a0 + len_val_a1 + len_val_a2
+    if capacity > 2147483647 or out_d0 > 2147483647 or out_d1 > 2147483647:
+        return None
+    if <double>(capacity) * 4 + <double>(capacity) * 4 + <double>(capacity) * 4 > <double>limit:
+        return None
+    try:
+        o_val = _SF_EMPTY(capacity, _SF_DT_FLOAT32)
+        o_crd0 = _SF_EMPTY(capacity, _SF_DT_INT32)
+        o_crd1 = _SF_EMPTY(capacity, _SF_DT_INT32)
+    except MemoryError:
+        return None
+    optr_val = <float*>_sf_out(o_val)
+    if optr_val == NULL:
+        return None
+    optr_crd0 = <int32_t*>_sf_out(o_crd0)
+    if optr_crd0 == NULL:
+        return None
+    optr_crd1 = <int32_t*>_sf_out(o_crd1)
+    if optr_crd1 == NULL:
+        return None
+    sf_ret[2] = 0
+    with nogil:
+        _run_body(S_n0, S_n1, <int32_t*>optr_crd0, <int32_t*>optr_crd1, <float*>optr_val, <int64_t*>&pos0_a0[0], <int32_t*>crd0_a0, <int32_t*>crd1_a0, <float*>val_a0, <int64_t*>&pos0_a1[0], <int32_t*>crd0_a1, <int32_t*>crd1_a1, <float*>val_a1, <int64_t*>&pos0_a2[0], <int32_t*>crd0_a2, <int32_t*>crd1_a2, <float*>val_a2, sf_ret)
+    if sf_ret[2]:
+        _sf_fail(sf_ret[2], sf_ret[3], sf_ret[4], sf_ret[5])
+    cdef int64_t n = sf_ret[0]
+    if len(o_val) > n:
+        o_val.resize(n, refcheck=False)
+    if len(o_crd0) > n:
+        o_crd0.resize(n, refcheck=False)
+    if len(o_crd1) > n:
+        o_crd1.resize(n, refcheck=False)
+    return _sf_coo(_SF_COO_DICT, o_val, (o_crd0, o_crd1, ), (out_d0, out_d1, ))

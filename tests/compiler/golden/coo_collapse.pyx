@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: stream -> csr
-# sparsefold compiler 0.2.0; source hash 925638b8c4818a10
+# sparsefold compiler 0.2.0; source hash e36d5e2b7696416c
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] coo
@@ -49,6 +49,51 @@ _SF_SITES = (
     ('range', 'a0: coords[1]'),
 )
 
+cdef void _run_body(
+        int64_t S_n0,
+        int64_t S_n1,
+        int32_t_restrict out_crd0,
+        float_restrict out_val,
+        int64_t_restrict in_a0_pos0,
+        int32_t_restrict in_a0_crd0,
+        int32_t_restrict in_a0_crd1,
+        float_restrict in_a0_val,
+        int64_t* sf_ret,
+) noexcept nogil:
+    cdef int64_t i0, i1, m, n, o0, q0, sf_a, sf_b, sf_bad, sf_c
+    sf_bad = 0
+    n = 0
+    m = 0
+    # piece 0: entries of a0 (coo) in storage order -> output coordinates _i0 * n1 + _i1
+    for q0 in range(in_a0_pos0[0], in_a0_pos0[0 + 1]):
+        i0 = in_a0_crd0[q0]
+        if <uint64_t>i0 >= <uint64_t>S_n0:
+            if sf_bad == 0:
+                sf_bad = 1
+                sf_a = i0
+                sf_b = S_n0
+                sf_c = 0
+            i0 = 0
+        i1 = in_a0_crd1[q0]
+        if <uint64_t>i1 >= <uint64_t>S_n1:
+            if sf_bad == 0:
+                sf_bad = 2
+                sf_a = i1
+                sf_b = S_n1
+                sf_c = 0
+            i1 = 0
+        o0 = ((i0 * S_n1) + i1)
+        out_crd0[n] = <int32_t>o0
+        out_val[n] = in_a0_val[q0]
+        n = n + 1
+    sf_ret[0] = n
+    sf_ret[1] = m
+    sf_ret[2] = sf_bad
+    sf_ret[3] = sf_a
+    sf_ret[4] = sf_b
+    sf_ret[5] = sf_c
+
+
 def run(
         int64_t S_n0,
         int64_t S_n1,
@@ -59,7 +104,8 @@ def run(
         object p_in_a0_crd1,
         object p_in_a0_val,
 ):
-    cdef int64_t i0, i1, m, n, o0, q0, sf_a, sf_b, sf_bad, sf_c
+    cdef int64_t sf_ret[6]
+    sf_ret[2] = 0
     cdef int32_t_restrict out_crd0 = <int32_t_restrict>_sf_address(p_out_crd0, sizeof(int32_t), 1)
     cdef float_restrict out_val = <float_restrict>_sf_address(p_out_val, sizeof(float), 1)
     cdef int64_t_restrict in_a0_pos0 = <int64_t_restrict>_sf_address(
@@ -70,31 +116,8 @@ def run(
         p_in_a0_crd1, sizeof(int32_t), 0)
     cdef float_restrict in_a0_val = <float_restrict>_sf_address(p_in_a0_val, sizeof(float), 0)
     with nogil:
-        sf_bad = 0
-        n = 0
-        m = 0
-        # piece 0: entries of a0 (coo) in storage order -> output coordinates _i0 * n1 + _i1
-        for q0 in range(in_a0_pos0[0], in_a0_pos0[0 + 1]):
-            i0 = in_a0_crd0[q0]
-            if <uint64_t>i0 >= <uint64_t>S_n0:
-                if sf_bad == 0:
-                    sf_bad = 1
-                    sf_a = i0
-                    sf_b = S_n0
-                    sf_c = 0
-                i0 = 0
-            i1 = in_a0_crd1[q0]
-            if <uint64_t>i1 >= <uint64_t>S_n1:
-                if sf_bad == 0:
-                    sf_bad = 2
-                    sf_a = i1
-                    sf_b = S_n1
-                    sf_c = 0
-                i1 = 0
-            o0 = ((i0 * S_n1) + i1)
-            out_crd0[n] = <int32_t>o0
-            out_val[n] = in_a0_val[q0]
-            n = n + 1
-    if sf_bad:
-        _sf_fail(sf_bad, sf_a, sf_b, sf_c)
-    return (n, m)
+        _run_body(S_n0, S_n1, out_crd0, out_val, in_a0_pos0, in_a0_crd0, in_a0_crd1, in_a0_val,
+            sf_ret)
+    if sf_ret[2]:
+        _sf_fail(sf_ret[2], sf_ret[3], sf_ret[4], sf_ret[5])
+    return (sf_ret[0], sf_ret[1])

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: coiterate -> csr
-# sparsefold compiler 0.2.0; source hash 9dec7446b5cb737c
+# sparsefold compiler 0.2.0; source hash d4d038538cb75e42
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -55,6 +55,143 @@ _SF_SITES = (
     ('range', 'a1: indices'),
 )
 
+cdef void _run_body(
+        int64_t S_n0,
+        int64_t S_n1,
+        int64_t S_n2,
+        int32_t_restrict in_a0_pos1,
+        int32_t_restrict in_a0_crd1,
+        float_restrict in_a0_val,
+        int32_t_restrict in_a1_pos1,
+        int32_t_restrict in_a1_crd1,
+        float_restrict in_a1_val,
+        int32_t_restrict out_crd1,
+        int32_t_restrict out_pos1,
+        float_restrict out_val,
+        int64_t* sf_ret,
+) noexcept nogil:
+    cdef bint stale_a, stale_b
+    cdef float v, x0, x1
+    cdef int64_t e_a, e_b, i1_a, i1_b, k, key_a, key_b, m, n, p_a, p_b, pos_bad, r, range_v
+    cdef int64_t range_v_2, s_a, s_b, sf_a, sf_b, sf_bad, sf_c, t, t_2, t_3
+    cdef uint32_t row_bad32, row_bad32_2, row_lim32, row_lim32_2
+    sf_bad = 0
+    # a0: rows in order before anything reads them
+    pos_bad = 0
+    for t in range(S_n0):
+        pos_bad = pos_bad | (in_a0_pos1[t + 1] < in_a0_pos1[t])
+    if pos_bad and sf_bad == 0:
+        for t in range(S_n0):
+            if in_a0_pos1[t + 1] < in_a0_pos1[t]:
+                if sf_bad == 0:
+                    sf_bad = 1
+                    sf_a = t
+                    sf_b = in_a0_pos1[t]
+                    sf_c = in_a0_pos1[t + 1]
+                break
+    # a1: rows in order before anything reads them
+    pos_bad = 0
+    for t in range(S_n2):
+        pos_bad = pos_bad | (in_a1_pos1[t + 1] < in_a1_pos1[t])
+    if pos_bad and sf_bad == 0:
+        for t in range(S_n2):
+            if in_a1_pos1[t + 1] < in_a1_pos1[t]:
+                if sf_bad == 0:
+                    sf_bad = 2
+                    sf_a = t
+                    sf_b = in_a1_pos1[t]
+                    sf_c = in_a1_pos1[t + 1]
+                break
+    if sf_bad == 0:
+        n = 0
+        m = 0
+        out_pos1[0] = 0
+        # row-driven co-iteration of a0, a1 over a0 & a1: per output row, one cursor per piece over its source row (inner coordinates in order, proved)
+        for r in range(((min(((S_n0 + 1) // 2), S_n0) + 1) // 2)):
+            s_a = (r * 2)
+            p_a = in_a0_pos1[s_a]
+            e_a = in_a0_pos1[s_a + 1]
+            row_lim32 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
+            row_bad32 = 0
+            for t_2 in range(p_a, e_a):
+                row_bad32 = row_bad32 | (<uint32_t>in_a0_crd1[t_2] >= row_lim32)
+            if row_bad32:
+                for t_2 in range(p_a, e_a):
+                    range_v = in_a0_crd1[t_2]
+                    if <uint64_t>range_v >= <uint64_t>S_n1:
+                        if sf_bad == 0:
+                            sf_bad = 3
+                            sf_a = range_v
+                            sf_b = S_n1
+                            sf_c = 0
+                        range_v = 0
+            if row_bad32:
+                e_a = p_a
+            stale_a = True
+            s_b = r
+            p_b = in_a1_pos1[s_b]
+            e_b = in_a1_pos1[s_b + 1]
+            row_lim32_2 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
+            row_bad32_2 = 0
+            for t_3 in range(p_b, e_b):
+                row_bad32_2 = row_bad32_2 | (<uint32_t>in_a1_crd1[t_3] >= row_lim32_2)
+            if row_bad32_2:
+                for t_3 in range(p_b, e_b):
+                    range_v_2 = in_a1_crd1[t_3]
+                    if <uint64_t>range_v_2 >= <uint64_t>S_n1:
+                        if sf_bad == 0:
+                            sf_bad = 4
+                            sf_a = range_v_2
+                            sf_b = S_n1
+                            sf_c = 0
+                        range_v_2 = 0
+            if row_bad32_2:
+                e_b = p_b
+            stale_b = True
+            while True:
+                if stale_a:
+                    stale_a = False
+                    key_a = INT64_MAX
+                    if p_a < e_a:
+                        i1_a = in_a0_crd1[p_a]
+                        key_a = i1_a
+                if stale_b:
+                    stale_b = False
+                    key_b = INT64_MAX
+                    if p_b < e_b:
+                        i1_b = in_a1_crd1[p_b]
+                        key_b = i1_b
+                if not (key_a != INT64_MAX and key_b != INT64_MAX):
+                    break
+                k = key_a
+                if key_b < k:
+                    k = key_b
+                if key_a == k and key_b == k:
+                    x0 = (<float>0.0)
+                    if key_a == k:
+                        x0 = in_a0_val[p_a]
+                    x1 = (<float>0.0)
+                    if key_b == k:
+                        x1 = in_a1_val[p_b]
+                    v = <float>(x0 * x1)
+                    out_crd1[n] = <int32_t>k
+                    out_val[n] = v
+                    n = n + 1
+                if key_a == k:
+                    p_a = p_a + 1
+                    stale_a = True
+                if key_b == k:
+                    p_b = p_b + 1
+                    stale_b = True
+            out_pos1[r + 1] = <int32_t>n
+    sf_ret[0] = n
+    sf_ret[1] = m
+    sf_ret[2] = sf_bad
+    sf_ret[3] = sf_a
+    sf_ret[4] = sf_b
+    sf_ret[5] = sf_c
+
+
 def run(
         int64_t S_n0,
         int64_t S_n1,
@@ -69,11 +206,8 @@ def run(
         object p_out_pos1,
         object p_out_val,
 ):
-    cdef bint stale_a, stale_b
-    cdef float v, x0, x1
-    cdef int64_t e_a, e_b, i1_a, i1_b, k, key_a, key_b, m, n, p_a, p_b, pos_bad, r, range_v
-    cdef int64_t range_v_2, s_a, s_b, sf_a, sf_b, sf_bad, sf_c, t, t_2, t_3
-    cdef uint32_t row_bad32, row_bad32_2, row_lim32, row_lim32_2
+    cdef int64_t sf_ret[6]
+    sf_ret[2] = 0
     cdef int32_t_restrict in_a0_pos1 = <int32_t_restrict>_sf_address(
         p_in_a0_pos1, sizeof(int32_t), 0)
     cdef int32_t_restrict in_a0_crd1 = <int32_t_restrict>_sf_address(
@@ -88,115 +222,8 @@ def run(
     cdef int32_t_restrict out_pos1 = <int32_t_restrict>_sf_address(p_out_pos1, sizeof(int32_t), 1)
     cdef float_restrict out_val = <float_restrict>_sf_address(p_out_val, sizeof(float), 1)
     with nogil:
-        sf_bad = 0
-        # a0: rows in order before anything reads them
-        pos_bad = 0
-        for t in range(S_n0):
-            pos_bad = pos_bad | (in_a0_pos1[t + 1] < in_a0_pos1[t])
-        if pos_bad and sf_bad == 0:
-            for t in range(S_n0):
-                if in_a0_pos1[t + 1] < in_a0_pos1[t]:
-                    if sf_bad == 0:
-                        sf_bad = 1
-                        sf_a = t
-                        sf_b = in_a0_pos1[t]
-                        sf_c = in_a0_pos1[t + 1]
-                    break
-        # a1: rows in order before anything reads them
-        pos_bad = 0
-        for t in range(S_n2):
-            pos_bad = pos_bad | (in_a1_pos1[t + 1] < in_a1_pos1[t])
-        if pos_bad and sf_bad == 0:
-            for t in range(S_n2):
-                if in_a1_pos1[t + 1] < in_a1_pos1[t]:
-                    if sf_bad == 0:
-                        sf_bad = 2
-                        sf_a = t
-                        sf_b = in_a1_pos1[t]
-                        sf_c = in_a1_pos1[t + 1]
-                    break
-        if sf_bad == 0:
-            n = 0
-            m = 0
-            out_pos1[0] = 0
-            # row-driven co-iteration of a0, a1 over a0 & a1: per output row, one cursor per piece over its source row (inner coordinates in order, proved)
-            for r in range(((min(((S_n0 + 1) // 2), S_n0) + 1) // 2)):
-                s_a = (r * 2)
-                p_a = in_a0_pos1[s_a]
-                e_a = in_a0_pos1[s_a + 1]
-                row_lim32 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
-                row_bad32 = 0
-                for t_2 in range(p_a, e_a):
-                    row_bad32 = row_bad32 | (<uint32_t>in_a0_crd1[t_2] >= row_lim32)
-                if row_bad32:
-                    for t_2 in range(p_a, e_a):
-                        range_v = in_a0_crd1[t_2]
-                        if <uint64_t>range_v >= <uint64_t>S_n1:
-                            if sf_bad == 0:
-                                sf_bad = 3
-                                sf_a = range_v
-                                sf_b = S_n1
-                                sf_c = 0
-                            range_v = 0
-                if row_bad32:
-                    e_a = p_a
-                stale_a = True
-                s_b = r
-                p_b = in_a1_pos1[s_b]
-                e_b = in_a1_pos1[s_b + 1]
-                row_lim32_2 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
-                row_bad32_2 = 0
-                for t_3 in range(p_b, e_b):
-                    row_bad32_2 = row_bad32_2 | (<uint32_t>in_a1_crd1[t_3] >= row_lim32_2)
-                if row_bad32_2:
-                    for t_3 in range(p_b, e_b):
-                        range_v_2 = in_a1_crd1[t_3]
-                        if <uint64_t>range_v_2 >= <uint64_t>S_n1:
-                            if sf_bad == 0:
-                                sf_bad = 4
-                                sf_a = range_v_2
-                                sf_b = S_n1
-                                sf_c = 0
-                            range_v_2 = 0
-                if row_bad32_2:
-                    e_b = p_b
-                stale_b = True
-                while True:
-                    if stale_a:
-                        stale_a = False
-                        key_a = INT64_MAX
-                        if p_a < e_a:
-                            i1_a = in_a0_crd1[p_a]
-                            key_a = i1_a
-                    if stale_b:
-                        stale_b = False
-                        key_b = INT64_MAX
-                        if p_b < e_b:
-                            i1_b = in_a1_crd1[p_b]
-                            key_b = i1_b
-                    if not (key_a != INT64_MAX and key_b != INT64_MAX):
-                        break
-                    k = key_a
-                    if key_b < k:
-                        k = key_b
-                    if key_a == k and key_b == k:
-                        x0 = (<float>0.0)
-                        if key_a == k:
-                            x0 = in_a0_val[p_a]
-                        x1 = (<float>0.0)
-                        if key_b == k:
-                            x1 = in_a1_val[p_b]
-                        v = <float>(x0 * x1)
-                        out_crd1[n] = <int32_t>k
-                        out_val[n] = v
-                        n = n + 1
-                    if key_a == k:
-                        p_a = p_a + 1
-                        stale_a = True
-                    if key_b == k:
-                        p_b = p_b + 1
-                        stale_b = True
-                out_pos1[r + 1] = <int32_t>n
-    if sf_bad:
-        _sf_fail(sf_bad, sf_a, sf_b, sf_c)
-    return (n, m)
+        _run_body(S_n0, S_n1, S_n2, in_a0_pos1, in_a0_crd1, in_a0_val, in_a1_pos1, in_a1_crd1,
+            in_a1_val, out_crd1, out_pos1, out_val, sf_ret)
+    if sf_ret[2]:
+        _sf_fail(sf_ret[2], sf_ret[3], sf_ret[4], sf_ret[5])
+    return (sf_ret[0], sf_ret[1])

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: stream -> csr
-# sparsefold compiler 0.2.0; source hash ba2b094de4cca357
+# sparsefold compiler 0.2.0; source hash c2263e0eed9cc240
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -50,6 +50,246 @@ _SF_SITES = (
     ('range', 'a0: indices'),
 )
 
+from cpython.buffer cimport PyBUF_C_CONTIGUOUS, PyBUF_WRITABLE, PyBUF_STRIDES
+from cpython.exc cimport PyErr_Clear
+from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_CheckExact
+from libc.stdlib cimport getenv
+cdef extern from "Python.h":
+    int _sf_get_buffer "PyObject_GetBuffer"(object, Py_buffer*, int)
+import numpy as _np
+import scipy.sparse as _sp
+from sparsefold.compiler import kernel as _sf_kernel
+from sparsefold.storage import results as _sf_results
+_SF_NDARRAY = _np.ndarray
+_SF_EMPTY, _SF_ZEROS = _np.empty, _np.zeros
+_SF_CSR = (_sp.csr_array, _sp.csr_matrix)
+_SF_CSC = (_sp.csc_array, _sp.csc_matrix)
+_SF_COO = (_sp.coo_array, _sp.coo_matrix)
+_SF_PHYSICAL = _sf_kernel._physical_memory()
+
+
+def _sf_layout(cls, make):
+    # The instance dict the checked path's wrapper (storage.results) gives a result of
+    # ``cls``, minus the arrays: the fast entry builds the same object by setting that
+    # dict; None (use the wrapper) when this scipy's objects hold anything else.
+    one = _np.ones(1)
+    zero = _np.zeros(1, _np.int32)
+    ref = make(cls, one, zero)
+    found = dict(ref.__dict__)
+    arrays = {k for k, v in found.items() if type(v) is _SF_NDARRAY or
+              (type(v) is tuple and len(v) == 2 and v[0] is zero and v[1] is zero)}
+    rest = {k: v for k, v in found.items() if k not in arrays and k != "_shape"}
+    if arrays not in ({"data", "indices", "indptr"}, {"data", "coords"}) or any(
+            type(v) not in (bool, int) for v in rest.values()):
+        return None
+    return rest
+
+
+_SF_CSR_DICT = _sf_layout(_sp.csr_array, lambda c, v, i: _sf_results._compressed_array(
+    c, v, i, _np.array([0, 1], _np.int32), (1, 1)))
+_SF_CSC_DICT = _sf_layout(_sp.csc_array, lambda c, v, i: _sf_results._compressed_array(
+    c, v, i, _np.array([0, 1], _np.int32), (1, 1)))
+_SF_COO_DICT = _sf_layout(_sp.coo_array, lambda c, v, i: _sf_results._coo_array(
+    c, v, (i, i), (1, 1)))
+
+
+cdef object _sf_compressed(object cls, dict layout, object data, object indices,
+                           object indptr, tuple shape):
+    # A scipy CSR/CSC result, the object storage.results._compressed_array builds
+    if layout is None:
+        return _sf_results._compressed_array(cls, data, indices, indptr, shape)
+    out = cls.__new__(cls)
+    d = dict(layout)
+    d["data"], d["indices"], d["indptr"], d["_shape"] = data, indices, indptr, shape
+    out.__dict__ = d
+    return out
+
+
+cdef object _sf_coo(dict layout, object data, tuple coords, tuple shape):
+    # A scipy COO result, the object storage.results._coo_array builds
+    if layout is None:
+        return _sf_results._coo_array(_sp.coo_array, data, coords, shape)
+    out = _sp.coo_array.__new__(_sp.coo_array)
+    d = dict(layout)
+    d["data"], d["coords"], d["_shape"] = data, coords, shape
+    out.__dict__ = d
+    return out
+
+
+cdef int64_t _sf_memory_limit():
+    # kernel.memory_limit(), without reading os.environ in Python when the variable is unset
+    cdef const char* configured = getenv(b"SPARSEFOLD_MEMORY_LIMIT")
+    if configured == NULL or configured[0] == 0:
+        return _SF_PHYSICAL
+    try:
+        return min(_sf_kernel.memory_limit(), INT64_MAX)
+    except Exception:  # the checked path reports it
+        PyErr_Clear()
+        return -1
+
+
+cdef bint _sf_shape(object shape, int ndim, int64_t* dims):
+    # A tuple of ``ndim`` Python ints in [0, 2**62): its values; False otherwise (the checked
+    # path reads any other shape)
+    cdef int overflow
+    cdef int d
+    if type(shape) is not tuple or len(<tuple>shape) != ndim:
+        return False
+    for d in range(ndim):
+        item = (<tuple>shape)[d]
+        if not PyLong_CheckExact(item):
+            return False
+        dims[d] = PyLong_AsLongLongAndOverflow(item, &overflow)
+        if overflow or dims[d] < 0 or dims[d] >= (<int64_t>1 << 62):
+            return False
+    return True
+
+
+cdef void* _sf_contiguous(object array, object dtype, Py_ssize_t* length) noexcept:
+    # The first item of a 1-d C-contiguous ndarray of exactly ``dtype``; NULL otherwise.
+    cdef Py_buffer view
+    if type(array) is not _SF_NDARRAY or array.dtype is not dtype:
+        return NULL
+    if _sf_get_buffer(array, &view, PyBUF_C_CONTIGUOUS) == -1:
+        PyErr_Clear()
+        return NULL
+    cdef void* address = view.buf
+    length[0] = view.shape[0] if view.ndim == 1 else -1
+    cdef int ndim = view.ndim
+    PyBuffer_Release(&view)
+    return address if ndim == 1 else NULL
+
+
+cdef void* _sf_strided(object array, object dtype, int ndim, Py_ssize_t* shape,
+                       Py_ssize_t* strides) noexcept:
+    # An ndarray of exactly ``dtype`` and rank: its shape and element strides; NULL when its
+    # strides are not whole elements (the checked path copies it then).
+    cdef Py_buffer view
+    cdef int d
+    if type(array) is not _SF_NDARRAY or array.dtype is not dtype:
+        return NULL
+    if _sf_get_buffer(array, &view, PyBUF_STRIDES) == -1:
+        PyErr_Clear()
+        return NULL
+    cdef void* address = view.buf
+    cdef bint ok = view.ndim == ndim
+    if ok:
+        for d in range(ndim):
+            shape[d] = view.shape[d]
+            if view.strides[d] % view.itemsize:
+                ok = False
+            strides[d] = view.strides[d] // view.itemsize
+    PyBuffer_Release(&view)
+    return address if ok else NULL
+
+
+cdef void* _sf_out(object array) noexcept:
+    cdef Py_buffer view
+    if _sf_get_buffer(array, &view, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) == -1:
+        PyErr_Clear()
+        return NULL
+    cdef void* address = view.buf
+    PyBuffer_Release(&view)
+    return address
+
+
+cdef void _run_body(
+        int64_t S_n0,
+        int64_t S_n1,
+        int32_t_restrict in_a0_pos1,
+        int32_t_restrict in_a0_crd1,
+        float_restrict in_a0_val,
+        int32_t_restrict out_pos1,
+        int64_t_restrict out_nxt,
+        int32_t_restrict out_crd1,
+        float_restrict out_val,
+        int64_t* sf_ret,
+) noexcept nogil:
+    cdef int64_t cur, i0, i0_2, i1, i1_2, m, n, o0, o0_2, o1_2, pos_bad, q0, q0_2, q1, q1_2
+    cdef int64_t range_v, range_v_2, sf_a, sf_b, sf_bad, sf_c, slot, t, t_2, t_3
+    cdef uint32_t row_bad32, row_bad32_2, row_lim32, row_lim32_2
+    sf_bad = 0
+    # a0: rows in order before anything reads them
+    pos_bad = 0
+    for t in range(S_n0):
+        pos_bad = pos_bad | (in_a0_pos1[t + 1] < in_a0_pos1[t])
+    if pos_bad and sf_bad == 0:
+        for t in range(S_n0):
+            if in_a0_pos1[t + 1] < in_a0_pos1[t]:
+                if sf_bad == 0:
+                    sf_bad = 1
+                    sf_a = t
+                    sf_b = in_a0_pos1[t]
+                    sf_c = in_a0_pos1[t + 1]
+                break
+    if sf_bad == 0:
+        n = 0
+        m = 0
+        for cur in range(S_n1 + 1):
+            out_pos1[cur] = 0
+        # pass 1: count the entries of every output row
+        # piece 0: entries of a0 (csr) in storage order -> output coordinates _i1, _i0
+        for i0 in range(S_n0):
+            q0 = i0
+            row_lim32 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
+            row_bad32 = 0
+            for t_2 in range(in_a0_pos1[q0], in_a0_pos1[q0 + 1]):
+                row_bad32 = row_bad32 | (<uint32_t>in_a0_crd1[t_2] >= row_lim32)
+            if row_bad32:
+                for t_2 in range(in_a0_pos1[q0], in_a0_pos1[q0 + 1]):
+                    range_v = in_a0_crd1[t_2]
+                    if <uint64_t>range_v >= <uint64_t>S_n1:
+                        if sf_bad == 0:
+                            sf_bad = 2
+                            sf_a = range_v
+                            sf_b = S_n1
+                            sf_c = 0
+                        range_v = 0
+            if not row_bad32:
+                for q1 in range(in_a0_pos1[q0], in_a0_pos1[q0 + 1]):
+                    i1 = in_a0_crd1[q1]
+                    o0 = i1
+                    out_pos1[o0 + 1] = out_pos1[o0 + 1] + 1
+        # prefix sums: out_pos1[r] is where row r starts; out_nxt its next slot
+        for cur in range(S_n1):
+            out_pos1[cur + 1] = out_pos1[cur + 1] + out_pos1[cur]
+            out_nxt[cur] = out_pos1[cur]
+        n = out_pos1[S_n1]
+        # pass 2: place every entry at its row's next slot (stable)
+        # piece 0: entries of a0 (csr) in storage order -> output coordinates _i1, _i0
+        for i0_2 in range(S_n0):
+            q0_2 = i0_2
+            o1_2 = i0_2
+            row_lim32_2 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
+            row_bad32_2 = 0
+            for t_3 in range(in_a0_pos1[q0_2], in_a0_pos1[q0_2 + 1]):
+                row_bad32_2 = row_bad32_2 | (<uint32_t>in_a0_crd1[t_3] >= row_lim32_2)
+            if row_bad32_2:
+                for t_3 in range(in_a0_pos1[q0_2], in_a0_pos1[q0_2 + 1]):
+                    range_v_2 = in_a0_crd1[t_3]
+                    if <uint64_t>range_v_2 >= <uint64_t>S_n1:
+                        if sf_bad == 0:
+                            sf_bad = 2
+                            sf_a = range_v_2
+                            sf_b = S_n1
+                            sf_c = 0
+                        range_v_2 = 0
+            if not row_bad32_2:
+                for q1_2 in range(in_a0_pos1[q0_2], in_a0_pos1[q0_2 + 1]):
+                    i1_2 = in_a0_crd1[q1_2]
+                    o0_2 = i1_2
+                    slot = out_nxt[o0_2]
+                    out_nxt[o0_2] = slot + 1
+                    out_crd1[slot] = <int32_t>o1_2
+                    out_val[slot] = in_a0_val[q1_2]
+    sf_ret[0] = n
+    sf_ret[1] = m
+    sf_ret[2] = sf_bad
+    sf_ret[3] = sf_a
+    sf_ret[4] = sf_b
+    sf_ret[5] = sf_c
+
+
 def run(
         int64_t S_n0,
         int64_t S_n1,
@@ -61,9 +301,8 @@ def run(
         object p_out_crd1,
         object p_out_val,
 ):
-    cdef int64_t cur, i0, i0_2, i1, i1_2, m, n, o0, o0_2, o1_2, pos_bad, q0, q0_2, q1, q1_2
-    cdef int64_t range_v, range_v_2, sf_a, sf_b, sf_bad, sf_c, slot, t, t_2, t_3
-    cdef uint32_t row_bad32, row_bad32_2, row_lim32, row_lim32_2
+    cdef int64_t sf_ret[6]
+    sf_ret[2] = 0
     cdef int32_t_restrict in_a0_pos1 = <int32_t_restrict>_sf_address(
         p_in_a0_pos1, sizeof(int32_t), 0)
     cdef int32_t_restrict in_a0_crd1 = <int32_t_restrict>_sf_address(
@@ -74,80 +313,107 @@ def run(
     cdef int32_t_restrict out_crd1 = <int32_t_restrict>_sf_address(p_out_crd1, sizeof(int32_t), 1)
     cdef float_restrict out_val = <float_restrict>_sf_address(p_out_val, sizeof(float), 1)
     with nogil:
-        sf_bad = 0
-        # a0: rows in order before anything reads them
-        pos_bad = 0
-        for t in range(S_n0):
-            pos_bad = pos_bad | (in_a0_pos1[t + 1] < in_a0_pos1[t])
-        if pos_bad and sf_bad == 0:
-            for t in range(S_n0):
-                if in_a0_pos1[t + 1] < in_a0_pos1[t]:
-                    if sf_bad == 0:
-                        sf_bad = 1
-                        sf_a = t
-                        sf_b = in_a0_pos1[t]
-                        sf_c = in_a0_pos1[t + 1]
-                    break
-        if sf_bad == 0:
-            n = 0
-            m = 0
-            for cur in range(S_n1 + 1):
-                out_pos1[cur] = 0
-            # pass 1: count the entries of every output row
-            # piece 0: entries of a0 (csr) in storage order -> output coordinates _i1, _i0
-            for i0 in range(S_n0):
-                q0 = i0
-                row_lim32 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
-                row_bad32 = 0
-                for t_2 in range(in_a0_pos1[q0], in_a0_pos1[q0 + 1]):
-                    row_bad32 = row_bad32 | (<uint32_t>in_a0_crd1[t_2] >= row_lim32)
-                if row_bad32:
-                    for t_2 in range(in_a0_pos1[q0], in_a0_pos1[q0 + 1]):
-                        range_v = in_a0_crd1[t_2]
-                        if <uint64_t>range_v >= <uint64_t>S_n1:
-                            if sf_bad == 0:
-                                sf_bad = 2
-                                sf_a = range_v
-                                sf_b = S_n1
-                                sf_c = 0
-                            range_v = 0
-                if not row_bad32:
-                    for q1 in range(in_a0_pos1[q0], in_a0_pos1[q0 + 1]):
-                        i1 = in_a0_crd1[q1]
-                        o0 = i1
-                        out_pos1[o0 + 1] = out_pos1[o0 + 1] + 1
-            # prefix sums: out_pos1[r] is where row r starts; out_nxt its next slot
-            for cur in range(S_n1):
-                out_pos1[cur + 1] = out_pos1[cur + 1] + out_pos1[cur]
-                out_nxt[cur] = out_pos1[cur]
-            n = out_pos1[S_n1]
-            # pass 2: place every entry at its row's next slot (stable)
-            # piece 0: entries of a0 (csr) in storage order -> output coordinates _i1, _i0
-            for i0_2 in range(S_n0):
-                q0_2 = i0_2
-                o1_2 = i0_2
-                row_lim32_2 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
-                row_bad32_2 = 0
-                for t_3 in range(in_a0_pos1[q0_2], in_a0_pos1[q0_2 + 1]):
-                    row_bad32_2 = row_bad32_2 | (<uint32_t>in_a0_crd1[t_3] >= row_lim32_2)
-                if row_bad32_2:
-                    for t_3 in range(in_a0_pos1[q0_2], in_a0_pos1[q0_2 + 1]):
-                        range_v_2 = in_a0_crd1[t_3]
-                        if <uint64_t>range_v_2 >= <uint64_t>S_n1:
-                            if sf_bad == 0:
-                                sf_bad = 2
-                                sf_a = range_v_2
-                                sf_b = S_n1
-                                sf_c = 0
-                            range_v_2 = 0
-                if not row_bad32_2:
-                    for q1_2 in range(in_a0_pos1[q0_2], in_a0_pos1[q0_2 + 1]):
-                        i1_2 = in_a0_crd1[q1_2]
-                        o0_2 = i1_2
-                        slot = out_nxt[o0_2]
-                        out_nxt[o0_2] = slot + 1
-                        out_crd1[slot] = <int32_t>o1_2
-                        out_val[slot] = in_a0_val[q1_2]
-    if sf_bad:
-        _sf_fail(sf_bad, sf_a, sf_b, sf_c)
-    return (n, m)
+        _run_body(S_n0, S_n1, in_a0_pos1, in_a0_crd1, in_a0_val, out_pos1, out_nxt, out_crd1,
+            out_val, sf_ret)
+    if sf_ret[2]:
+        _sf_fail(sf_ret[2], sf_ret[3], sf_ret[4], sf_ret[5])
+    return (sf_ret[0], sf_ret[1])
+
+
+_SF_DT_FLOAT32 = _np.dtype(_np.float32)
+_SF_DT_INT32 = _np.dtype(_np.int32)
+_SF_DT_INT64 = _np.dtype(_np.int64)
+
+
+def fast(object v_a0):
+    # the happy path of a call (compiler/fastcall.py); None: take the
+    # checked path
+    cdef int64_t S_n0
+    cdef int64_t S_n1
+    cdef int64_t capacity
+    cdef double capacity_bound
+    cdef int32_t* crd1_a0
+    cdef Py_ssize_t len_crd1_a0
+    cdef Py_ssize_t len_pos1_a0
+    cdef Py_ssize_t len_val_a0
+    cdef int64_t limit
+    cdef int64_t nnz_a0
+    cdef int32_t* optr_crd1
+    cdef int64_t* optr_nxt
+    cdef int32_t* optr_pos1
+    cdef float* optr_val
+    cdef int64_t out_d0
+    cdef int64_t out_d1
+    cdef int32_t* pos1_a0
+    cdef int64_t sf_ret[6]
+    cdef int64_t shape_a0[2]
+    cdef float* val_a0
+    if type(v_a0) is not _SF_CSR[0] and type(v_a0) is not _SF_CSR[1]:
+        return None
+    if getattr(v_a0, '_has_canonical_format', None) is not True:
+        return None
+    if not _sf_shape(getattr(v_a0, '_shape', None), 2, shape_a0):
+        return None
+    S_n0 = shape_a0[0]
+    S_n1 = shape_a0[1]
+    pos1_a0 = <int32_t*>_sf_contiguous(getattr(v_a0, 'indptr', None), _SF_DT_INT32, &len_pos1_a0)
+    if pos1_a0 == NULL:
+        return None
+    crd1_a0 = <int32_t*>_sf_contiguous(getattr(v_a0, 'indices', None), _SF_DT_INT32, &len_crd1_a0)
+    if crd1_a0 == NULL:
+        return None
+    val_a0 = <float*>_sf_contiguous(getattr(v_a0, 'data', None), _SF_DT_FLOAT32, &len_val_a0)
+    if val_a0 == NULL:
+        return None
+    if len_pos1_a0 != shape_a0[0] + 1 or pos1_a0[0] != 0:
+        return None
+    nnz_a0 = pos1_a0[shape_a0[0]]
+    if nnz_a0 < 0 or nnz_a0 > len_crd1_a0 or nnz_a0 > len_val_a0:
+        return None
+    if nnz_a0 > 0 and (shape_a0[0] == 0 or shape_a0[1] == 0):
+        return None
+    if S_n0 >= 2147483648:
+        return None
+    if S_n1 >= 2147483648:
+        return None
+    out_d0 = S_n1
+    out_d1 = S_n0
+    limit = _sf_memory_limit()
+    capacity_bound = <double>len_val_a0
+    if capacity_bound > 1.152921504606847e+18:
+        return None
+    capacity = len_val_a0
+    if capacity > 2147483647 or out_d0 > 2147483647 or out_d1 > 2147483647:
+        return None
+    if <double>(capacity) * 4 + <double>(out_d0 + 1) * 4 + <double>(capacity) * 4 + <double>(out_d0) * 8 > <double>limit:
+        return None
+    try:
+        o_val = _SF_EMPTY(capacity, _SF_DT_FLOAT32)
+        o_pos1 = _SF_EMPTY(out_d0 + 1, _SF_DT_INT32)
+        o_crd1 = _SF_EMPTY(capacity, _SF_DT_INT32)
+        o_nxt = _SF_EMPTY(out_d0, _SF_DT_INT64)
+    except MemoryError:
+        return None
+    optr_val = <float*>_sf_out(o_val)
+    if optr_val == NULL:
+        return None
+    optr_pos1 = <int32_t*>_sf_out(o_pos1)
+    if optr_pos1 == NULL:
+        return None
+    optr_crd1 = <int32_t*>_sf_out(o_crd1)
+    if optr_crd1 == NULL:
+        return None
+    optr_nxt = <int64_t*>_sf_out(o_nxt)
+    if optr_nxt == NULL:
+        return None
+    sf_ret[2] = 0
+    with nogil:
+        _run_body(S_n0, S_n1, <int32_t*>pos1_a0, <int32_t*>crd1_a0, <float*>val_a0, <int32_t*>optr_pos1, <int64_t*>optr_nxt, <int32_t*>optr_crd1, <float*>optr_val, sf_ret)
+    if sf_ret[2]:
+        _sf_fail(sf_ret[2], sf_ret[3], sf_ret[4], sf_ret[5])
+    cdef int64_t n = sf_ret[0]
+    if len(o_val) > n:
+        o_val.resize(n, refcheck=False)
+    if len(o_crd1) > n:
+        o_crd1.resize(n, refcheck=False)
+    return _sf_compressed(_sp.csr_array, _SF_CSR_DICT, o_val, o_crd1, o_pos1, (out_d0, out_d1, ))

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: contract -> csr
-# sparsefold compiler 0.2.0; source hash 233c463a98686a3f
+# sparsefold compiler 0.2.0; source hash 7f4c8a6df6d57d5a
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -136,6 +136,133 @@ cdef void _sf_sort(int64_t* a, int64_t n) noexcept nogil:
     _sf_introsort(a, n, depth)
 
 
+cdef void _run_body(
+        int64_t S_n0,
+        int64_t S_n1,
+        int64_t S_n2,
+        int32_t_restrict in_a0_pos1,
+        int32_t_restrict in_a0_crd1,
+        float_restrict in_a0_val,
+        int32_t_restrict in_a1_pos1,
+        int32_t_restrict in_a1_crd1,
+        float_restrict in_a1_val,
+        int32_t_restrict out_crd1,
+        int32_t_restrict out_pos1,
+        float_restrict out_val,
+        int64_t_restrict out_ws_mark,
+        int64_t_restrict out_ws_list,
+        float_restrict out_ws_val,
+        int64_t* sf_ret,
+) noexcept nogil:
+    cdef float v, x
+    cdef int64_t c_d, c_l, i_d, i_l, j, m, n, pos_bad, q_d, q_l, r, range_v, range_v_2, s_d, s_l
+    cdef int64_t sf_a, sf_b, sf_bad, sf_c, t, t_2, t_3, t_4, tag, ws_n
+    cdef uint32_t row_bad32, row_bad32_2, row_lim32, row_lim32_2
+    sf_bad = 0
+    # a0: rows in order before anything reads them
+    pos_bad = 0
+    for t in range(S_n0):
+        pos_bad = pos_bad | (in_a0_pos1[t + 1] < in_a0_pos1[t])
+    if pos_bad and sf_bad == 0:
+        for t in range(S_n0):
+            if in_a0_pos1[t + 1] < in_a0_pos1[t]:
+                if sf_bad == 0:
+                    sf_bad = 1
+                    sf_a = t
+                    sf_b = in_a0_pos1[t]
+                    sf_c = in_a0_pos1[t + 1]
+                break
+    # a1: rows in order before anything reads them
+    pos_bad = 0
+    for t in range(S_n1):
+        pos_bad = pos_bad | (in_a1_pos1[t + 1] < in_a1_pos1[t])
+    if pos_bad and sf_bad == 0:
+        for t in range(S_n1):
+            if in_a1_pos1[t + 1] < in_a1_pos1[t]:
+                if sf_bad == 0:
+                    sf_bad = 2
+                    sf_a = t
+                    sf_b = in_a1_pos1[t]
+                    sf_c = in_a1_pos1[t + 1]
+                break
+    if sf_bad == 0:
+        n = 0
+        m = 0
+        out_pos1[0] = 0
+        row_lim32 = <uint32_t>(S_n2 if S_n2 < <int64_t>2147483648 else <int64_t>2147483648)
+        row_bad32 = 0
+        for t_2 in range(in_a1_pos1[0], in_a1_pos1[S_n1]):
+            row_bad32 = row_bad32 | (<uint32_t>in_a1_crd1[t_2] >= row_lim32)
+        if row_bad32:
+            for t_2 in range(in_a1_pos1[0], in_a1_pos1[S_n1]):
+                range_v = in_a1_crd1[t_2]
+                if <uint64_t>range_v >= <uint64_t>S_n2:
+                    if sf_bad == 0:
+                        sf_bad = 3
+                        sf_a = range_v
+                        sf_b = S_n2
+                        sf_c = 0
+                    range_v = 0
+        if not row_bad32:
+            # Gustavson: for each row of a0, its entries (k, x) locate row k of a1; x * y accumulates in a row workspace; the touched columns are appended in order
+            for r in range(S_n0):
+                tag = S_n0 + r
+                ws_n = 0
+                s_d = r
+                row_lim32_2 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
+                row_bad32_2 = 0
+                for t_3 in range(in_a0_pos1[s_d], in_a0_pos1[s_d + 1]):
+                    row_bad32_2 = row_bad32_2 | (<uint32_t>in_a0_crd1[t_3] >= row_lim32_2)
+                if row_bad32_2:
+                    for t_3 in range(in_a0_pos1[s_d], in_a0_pos1[s_d + 1]):
+                        range_v_2 = in_a0_crd1[t_3]
+                        if <uint64_t>range_v_2 >= <uint64_t>S_n1:
+                            if sf_bad == 0:
+                                sf_bad = 4
+                                sf_a = range_v_2
+                                sf_b = S_n1
+                                sf_c = 0
+                            range_v_2 = 0
+                if not row_bad32_2:
+                    for q_d in range(in_a0_pos1[s_d], in_a0_pos1[s_d + 1]):
+                        i_d = in_a0_crd1[q_d]
+                        c_d = i_d
+                        x = in_a0_val[q_d]
+                        s_l = c_d
+                        for q_l in range(in_a1_pos1[s_l], in_a1_pos1[s_l + 1]):
+                            i_l = in_a1_crd1[q_l]
+                            c_l = i_l
+                            v = <float>(x * in_a1_val[q_l])
+                            if out_ws_mark[c_l] != tag:
+                                out_ws_mark[c_l] = tag
+                                out_ws_list[ws_n] = c_l
+                                ws_n = ws_n + 1
+                                out_ws_val[c_l] = v
+                            else:
+                                out_ws_val[c_l] = out_ws_val[c_l] + v
+                if ws_n * 16 > S_n2:
+                    # a dense row: scanning the marks is cheaper than sorting
+                    for j in range(S_n2):
+                        if out_ws_mark[j] == tag:
+                            out_crd1[n] = <int32_t>j
+                            out_val[n] = out_ws_val[j]
+                            n = n + 1
+                else:
+                    _sf_sort(out_ws_list, ws_n)
+                    for t_4 in range(ws_n):
+                        j = out_ws_list[t_4]
+                        out_crd1[n] = <int32_t>j
+                        out_val[n] = out_ws_val[j]
+                        n = n + 1
+                out_pos1[r + 1] = <int32_t>n
+    sf_ret[0] = n
+    sf_ret[1] = m
+    sf_ret[2] = sf_bad
+    sf_ret[3] = sf_a
+    sf_ret[4] = sf_b
+    sf_ret[5] = sf_c
+
+
 def run(
         int64_t S_n0,
         int64_t S_n1,
@@ -153,10 +280,8 @@ def run(
         object p_out_ws_list,
         object p_out_ws_val,
 ):
-    cdef float v, x
-    cdef int64_t c_d, c_l, i_d, i_l, j, m, n, pos_bad, q_d, q_l, r, range_v, range_v_2, s_d, s_l
-    cdef int64_t sf_a, sf_b, sf_bad, sf_c, t, t_2, t_3, t_4, tag, ws_n
-    cdef uint32_t row_bad32, row_bad32_2, row_lim32, row_lim32_2
+    cdef int64_t sf_ret[6]
+    sf_ret[2] = 0
     cdef int32_t_restrict in_a0_pos1 = <int32_t_restrict>_sf_address(
         p_in_a0_pos1, sizeof(int32_t), 0)
     cdef int32_t_restrict in_a0_crd1 = <int32_t_restrict>_sf_address(
@@ -176,106 +301,81 @@ def run(
         p_out_ws_list, sizeof(int64_t), 1)
     cdef float_restrict out_ws_val = <float_restrict>_sf_address(p_out_ws_val, sizeof(float), 1)
     with nogil:
-        sf_bad = 0
-        # a0: rows in order before anything reads them
-        pos_bad = 0
-        for t in range(S_n0):
-            pos_bad = pos_bad | (in_a0_pos1[t + 1] < in_a0_pos1[t])
-        if pos_bad and sf_bad == 0:
-            for t in range(S_n0):
-                if in_a0_pos1[t + 1] < in_a0_pos1[t]:
-                    if sf_bad == 0:
-                        sf_bad = 1
-                        sf_a = t
-                        sf_b = in_a0_pos1[t]
-                        sf_c = in_a0_pos1[t + 1]
-                    break
-        # a1: rows in order before anything reads them
-        pos_bad = 0
-        for t in range(S_n1):
-            pos_bad = pos_bad | (in_a1_pos1[t + 1] < in_a1_pos1[t])
-        if pos_bad and sf_bad == 0:
-            for t in range(S_n1):
-                if in_a1_pos1[t + 1] < in_a1_pos1[t]:
-                    if sf_bad == 0:
-                        sf_bad = 2
-                        sf_a = t
-                        sf_b = in_a1_pos1[t]
-                        sf_c = in_a1_pos1[t + 1]
-                    break
-        if sf_bad == 0:
-            n = 0
-            m = 0
-            out_pos1[0] = 0
-            row_lim32 = <uint32_t>(S_n2 if S_n2 < <int64_t>2147483648 else <int64_t>2147483648)
-            row_bad32 = 0
-            for t_2 in range(in_a1_pos1[0], in_a1_pos1[S_n1]):
-                row_bad32 = row_bad32 | (<uint32_t>in_a1_crd1[t_2] >= row_lim32)
-            if row_bad32:
-                for t_2 in range(in_a1_pos1[0], in_a1_pos1[S_n1]):
-                    range_v = in_a1_crd1[t_2]
-                    if <uint64_t>range_v >= <uint64_t>S_n2:
+        _run_body(S_n0, S_n1, S_n2, in_a0_pos1, in_a0_crd1, in_a0_val, in_a1_pos1, in_a1_crd1,
+            in_a1_val, out_crd1, out_pos1, out_val, out_ws_mark, out_ws_list, out_ws_val, sf_ret)
+    if sf_ret[2]:
+        _sf_fail(sf_ret[2], sf_ret[3], sf_ret[4], sf_ret[5])
+    return (sf_ret[0], sf_ret[1])
+
+
+cdef void _count_body(
+        int64_t S_n0,
+        int64_t S_n1,
+        int64_t S_n2,
+        int64_t_restrict out_ws_mark,
+        int64_t_restrict out_ws_list,
+        int32_t_restrict in_a1_pos1,
+        int32_t_restrict in_a1_crd1,
+        float_restrict in_a1_val,
+        int32_t_restrict in_a0_pos1,
+        int32_t_restrict in_a0_crd1,
+        float_restrict in_a0_val,
+        int64_t* sf_ret,
+) noexcept nogil:
+    cdef int64_t c_d, c_l, i_d, i_l, q_d, q_l, r, range_v, range_v_2, s_d, s_l, sf_a, sf_b, sf_bad
+    cdef int64_t sf_c, t, t_2, total, ws_n
+    cdef uint32_t row_bad32, row_bad32_2, row_lim32, row_lim32_2
+    sf_bad = 0
+    total = 0
+    row_lim32 = <uint32_t>(S_n2 if S_n2 < <int64_t>2147483648 else <int64_t>2147483648)
+    row_bad32 = 0
+    for t in range(in_a1_pos1[0], in_a1_pos1[S_n1]):
+        row_bad32 = row_bad32 | (<uint32_t>in_a1_crd1[t] >= row_lim32)
+    if row_bad32:
+        for t in range(in_a1_pos1[0], in_a1_pos1[S_n1]):
+            range_v = in_a1_crd1[t]
+            if <uint64_t>range_v >= <uint64_t>S_n2:
+                if sf_bad == 0:
+                    sf_bad = 3
+                    sf_a = range_v
+                    sf_b = S_n2
+                    sf_c = 0
+                range_v = 0
+    if not row_bad32:
+        for r in range(S_n0):
+            ws_n = 0
+            s_d = r
+            row_lim32_2 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
+            row_bad32_2 = 0
+            for t_2 in range(in_a0_pos1[s_d], in_a0_pos1[s_d + 1]):
+                row_bad32_2 = row_bad32_2 | (<uint32_t>in_a0_crd1[t_2] >= row_lim32_2)
+            if row_bad32_2:
+                for t_2 in range(in_a0_pos1[s_d], in_a0_pos1[s_d + 1]):
+                    range_v_2 = in_a0_crd1[t_2]
+                    if <uint64_t>range_v_2 >= <uint64_t>S_n1:
                         if sf_bad == 0:
-                            sf_bad = 3
-                            sf_a = range_v
-                            sf_b = S_n2
+                            sf_bad = 4
+                            sf_a = range_v_2
+                            sf_b = S_n1
                             sf_c = 0
-                        range_v = 0
-            if not row_bad32:
-                # Gustavson: for each row of a0, its entries (k, x) locate row k of a1; x * y accumulates in a row workspace; the touched columns are appended in order
-                for r in range(S_n0):
-                    tag = S_n0 + r
-                    ws_n = 0
-                    s_d = r
-                    row_lim32_2 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
-                    row_bad32_2 = 0
-                    for t_3 in range(in_a0_pos1[s_d], in_a0_pos1[s_d + 1]):
-                        row_bad32_2 = row_bad32_2 | (<uint32_t>in_a0_crd1[t_3] >= row_lim32_2)
-                    if row_bad32_2:
-                        for t_3 in range(in_a0_pos1[s_d], in_a0_pos1[s_d + 1]):
-                            range_v_2 = in_a0_crd1[t_3]
-                            if <uint64_t>range_v_2 >= <uint64_t>S_n1:
-                                if sf_bad == 0:
-                                    sf_bad = 4
-                                    sf_a = range_v_2
-                                    sf_b = S_n1
-                                    sf_c = 0
-                                range_v_2 = 0
-                    if not row_bad32_2:
-                        for q_d in range(in_a0_pos1[s_d], in_a0_pos1[s_d + 1]):
-                            i_d = in_a0_crd1[q_d]
-                            c_d = i_d
-                            x = in_a0_val[q_d]
-                            s_l = c_d
-                            for q_l in range(in_a1_pos1[s_l], in_a1_pos1[s_l + 1]):
-                                i_l = in_a1_crd1[q_l]
-                                c_l = i_l
-                                v = <float>(x * in_a1_val[q_l])
-                                if out_ws_mark[c_l] != tag:
-                                    out_ws_mark[c_l] = tag
-                                    out_ws_list[ws_n] = c_l
-                                    ws_n = ws_n + 1
-                                    out_ws_val[c_l] = v
-                                else:
-                                    out_ws_val[c_l] = out_ws_val[c_l] + v
-                    if ws_n * 16 > S_n2:
-                        # a dense row: scanning the marks is cheaper than sorting
-                        for j in range(S_n2):
-                            if out_ws_mark[j] == tag:
-                                out_crd1[n] = <int32_t>j
-                                out_val[n] = out_ws_val[j]
-                                n = n + 1
-                    else:
-                        _sf_sort(out_ws_list, ws_n)
-                        for t_4 in range(ws_n):
-                            j = out_ws_list[t_4]
-                            out_crd1[n] = <int32_t>j
-                            out_val[n] = out_ws_val[j]
-                            n = n + 1
-                    out_pos1[r + 1] = <int32_t>n
-    if sf_bad:
-        _sf_fail(sf_bad, sf_a, sf_b, sf_c)
-    return (n, m)
+                        range_v_2 = 0
+            if not row_bad32_2:
+                for q_d in range(in_a0_pos1[s_d], in_a0_pos1[s_d + 1]):
+                    i_d = in_a0_crd1[q_d]
+                    c_d = i_d
+                    s_l = c_d
+                    for q_l in range(in_a1_pos1[s_l], in_a1_pos1[s_l + 1]):
+                        i_l = in_a1_crd1[q_l]
+                        c_l = i_l
+                        if out_ws_mark[c_l] != r:
+                            out_ws_mark[c_l] = r
+                            ws_n = ws_n + 1
+            total = total + ws_n
+    sf_ret[0] = total
+    sf_ret[1] = sf_bad
+    sf_ret[2] = sf_a
+    sf_ret[3] = sf_b
+    sf_ret[4] = sf_c
 
 
 def count(
@@ -291,9 +391,8 @@ def count(
         object p_in_a0_crd1,
         object p_in_a0_val,
 ):
-    cdef int64_t c_d, c_l, i_d, i_l, q_d, q_l, r, range_v, range_v_2, s_d, s_l, sf_a, sf_b, sf_bad
-    cdef int64_t sf_c, t, t_2, total, ws_n
-    cdef uint32_t row_bad32, row_bad32_2, row_lim32, row_lim32_2
+    cdef int64_t sf_ret[5]
+    sf_ret[1] = 0
     cdef int64_t_restrict out_ws_mark = <int64_t_restrict>_sf_address(
         p_out_ws_mark, sizeof(int64_t), 1)
     cdef int64_t_restrict out_ws_list = <int64_t_restrict>_sf_address(
@@ -309,52 +408,8 @@ def count(
         p_in_a0_crd1, sizeof(int32_t), 0)
     cdef float_restrict in_a0_val = <float_restrict>_sf_address(p_in_a0_val, sizeof(float), 0)
     with nogil:
-        sf_bad = 0
-        total = 0
-        row_lim32 = <uint32_t>(S_n2 if S_n2 < <int64_t>2147483648 else <int64_t>2147483648)
-        row_bad32 = 0
-        for t in range(in_a1_pos1[0], in_a1_pos1[S_n1]):
-            row_bad32 = row_bad32 | (<uint32_t>in_a1_crd1[t] >= row_lim32)
-        if row_bad32:
-            for t in range(in_a1_pos1[0], in_a1_pos1[S_n1]):
-                range_v = in_a1_crd1[t]
-                if <uint64_t>range_v >= <uint64_t>S_n2:
-                    if sf_bad == 0:
-                        sf_bad = 3
-                        sf_a = range_v
-                        sf_b = S_n2
-                        sf_c = 0
-                    range_v = 0
-        if not row_bad32:
-            for r in range(S_n0):
-                ws_n = 0
-                s_d = r
-                row_lim32_2 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
-                row_bad32_2 = 0
-                for t_2 in range(in_a0_pos1[s_d], in_a0_pos1[s_d + 1]):
-                    row_bad32_2 = row_bad32_2 | (<uint32_t>in_a0_crd1[t_2] >= row_lim32_2)
-                if row_bad32_2:
-                    for t_2 in range(in_a0_pos1[s_d], in_a0_pos1[s_d + 1]):
-                        range_v_2 = in_a0_crd1[t_2]
-                        if <uint64_t>range_v_2 >= <uint64_t>S_n1:
-                            if sf_bad == 0:
-                                sf_bad = 4
-                                sf_a = range_v_2
-                                sf_b = S_n1
-                                sf_c = 0
-                            range_v_2 = 0
-                if not row_bad32_2:
-                    for q_d in range(in_a0_pos1[s_d], in_a0_pos1[s_d + 1]):
-                        i_d = in_a0_crd1[q_d]
-                        c_d = i_d
-                        s_l = c_d
-                        for q_l in range(in_a1_pos1[s_l], in_a1_pos1[s_l + 1]):
-                            i_l = in_a1_crd1[q_l]
-                            c_l = i_l
-                            if out_ws_mark[c_l] != r:
-                                out_ws_mark[c_l] = r
-                                ws_n = ws_n + 1
-                total = total + ws_n
-    if sf_bad:
-        _sf_fail(sf_bad, sf_a, sf_b, sf_c)
-    return total
+        _count_body(S_n0, S_n1, S_n2, out_ws_mark, out_ws_list, in_a1_pos1, in_a1_crd1, in_a1_val,
+            in_a0_pos1, in_a0_crd1, in_a0_val, sf_ret)
+    if sf_ret[1]:
+        _sf_fail(sf_ret[1], sf_ret[2], sf_ret[3], sf_ret[4])
+    return sf_ret[0]

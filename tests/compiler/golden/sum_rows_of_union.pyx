@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: coiterate -> dense
-# sparsefold compiler 0.2.0; source hash effefc98b4243743
+# sparsefold compiler 0.2.0; source hash 979e022ed3ccaeaf
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -52,6 +52,138 @@ _SF_SITES = (
     ('range', 'a1: indices'),
 )
 
+cdef void _run_body(
+        int64_t S_n0,
+        int64_t S_n1,
+        int32_t_restrict in_a0_pos1,
+        int32_t_restrict in_a0_crd1,
+        float_restrict in_a0_val,
+        int32_t_restrict in_a1_pos1,
+        int32_t_restrict in_a1_crd1,
+        float_restrict in_a1_val,
+        float_restrict out_val,
+        int64_t_restrict out_cnt,
+        int64_t* sf_ret,
+) noexcept nogil:
+    cdef bint stale_a, stale_b
+    cdef float acc, v, x0, x1
+    cdef int64_t acc_n, e_a, e_b, i1_a, i1_b, k, key_a, key_b, p_a, p_b, pos_bad, r, range_v
+    cdef int64_t range_v_2, s_a, s_b, sf_a, sf_b, sf_bad, sf_c, t, t_2, t_3
+    cdef uint32_t row_bad32, row_bad32_2, row_lim32, row_lim32_2
+    sf_bad = 0
+    # a0: rows in order before anything reads them
+    pos_bad = 0
+    for t in range(S_n0):
+        pos_bad = pos_bad | (in_a0_pos1[t + 1] < in_a0_pos1[t])
+    if pos_bad and sf_bad == 0:
+        for t in range(S_n0):
+            if in_a0_pos1[t + 1] < in_a0_pos1[t]:
+                if sf_bad == 0:
+                    sf_bad = 1
+                    sf_a = t
+                    sf_b = in_a0_pos1[t]
+                    sf_c = in_a0_pos1[t + 1]
+                break
+    # a1: rows in order before anything reads them
+    pos_bad = 0
+    for t in range(S_n0):
+        pos_bad = pos_bad | (in_a1_pos1[t + 1] < in_a1_pos1[t])
+    if pos_bad and sf_bad == 0:
+        for t in range(S_n0):
+            if in_a1_pos1[t + 1] < in_a1_pos1[t]:
+                if sf_bad == 0:
+                    sf_bad = 2
+                    sf_a = t
+                    sf_b = in_a1_pos1[t]
+                    sf_c = in_a1_pos1[t + 1]
+                break
+    if sf_bad == 0:
+        # row-driven co-iteration of a0, a1 over a0 | a1: per output row, one cursor per piece over its source row (inner coordinates in order, proved)
+        for r in range(S_n0):
+            s_a = r
+            p_a = in_a0_pos1[s_a]
+            e_a = in_a0_pos1[s_a + 1]
+            row_lim32 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
+            row_bad32 = 0
+            for t_2 in range(p_a, e_a):
+                row_bad32 = row_bad32 | (<uint32_t>in_a0_crd1[t_2] >= row_lim32)
+            if row_bad32:
+                for t_2 in range(p_a, e_a):
+                    range_v = in_a0_crd1[t_2]
+                    if <uint64_t>range_v >= <uint64_t>S_n1:
+                        if sf_bad == 0:
+                            sf_bad = 3
+                            sf_a = range_v
+                            sf_b = S_n1
+                            sf_c = 0
+                        range_v = 0
+            if row_bad32:
+                e_a = p_a
+            stale_a = True
+            s_b = r
+            p_b = in_a1_pos1[s_b]
+            e_b = in_a1_pos1[s_b + 1]
+            row_lim32_2 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
+            row_bad32_2 = 0
+            for t_3 in range(p_b, e_b):
+                row_bad32_2 = row_bad32_2 | (<uint32_t>in_a1_crd1[t_3] >= row_lim32_2)
+            if row_bad32_2:
+                for t_3 in range(p_b, e_b):
+                    range_v_2 = in_a1_crd1[t_3]
+                    if <uint64_t>range_v_2 >= <uint64_t>S_n1:
+                        if sf_bad == 0:
+                            sf_bad = 4
+                            sf_a = range_v_2
+                            sf_b = S_n1
+                            sf_c = 0
+                        range_v_2 = 0
+            if row_bad32_2:
+                e_b = p_b
+            stale_b = True
+            acc = (-INFINITY)
+            acc_n = 0
+            while True:
+                if stale_a:
+                    stale_a = False
+                    key_a = INT64_MAX
+                    if p_a < e_a:
+                        i1_a = in_a0_crd1[p_a]
+                        key_a = i1_a
+                if stale_b:
+                    stale_b = False
+                    key_b = INT64_MAX
+                    if p_b < e_b:
+                        i1_b = in_a1_crd1[p_b]
+                        key_b = i1_b
+                if not (key_a != INT64_MAX or key_b != INT64_MAX):
+                    break
+                k = key_a
+                if key_b < k:
+                    k = key_b
+                x0 = (<float>0.0)
+                if key_a == k:
+                    x0 = in_a0_val[p_a]
+                x1 = (<float>0.0)
+                if key_b == k:
+                    x1 = in_a1_val[p_b]
+                v = <float>(x0 + x1)
+                acc = (v if (v > acc or v != v) and acc == acc else acc)
+                acc_n = acc_n + 1
+                if key_a == k:
+                    p_a = p_a + 1
+                    stale_a = True
+                if key_b == k:
+                    p_b = p_b + 1
+                    stale_b = True
+            out_cnt[r] = out_cnt[r] + acc_n
+            out_val[r] = (acc if (acc > out_val[r] or acc != acc) and out_val[r] == out_val[r] else out_val[r])
+    sf_ret[0] = 0
+    sf_ret[1] = sf_bad
+    sf_ret[2] = sf_a
+    sf_ret[3] = sf_b
+    sf_ret[4] = sf_c
+
+
 def run(
         int64_t S_n0,
         int64_t S_n1,
@@ -64,11 +196,8 @@ def run(
         object p_out_val,
         object p_out_cnt,
 ):
-    cdef bint stale_a, stale_b
-    cdef float acc, v, x0, x1
-    cdef int64_t acc_n, e_a, e_b, i1_a, i1_b, k, key_a, key_b, p_a, p_b, pos_bad, r, range_v
-    cdef int64_t range_v_2, s_a, s_b, sf_a, sf_b, sf_bad, sf_c, t, t_2, t_3
-    cdef uint32_t row_bad32, row_bad32_2, row_lim32, row_lim32_2
+    cdef int64_t sf_ret[5]
+    sf_ret[1] = 0
     cdef int32_t_restrict in_a0_pos1 = <int32_t_restrict>_sf_address(
         p_in_a0_pos1, sizeof(int32_t), 0)
     cdef int32_t_restrict in_a0_crd1 = <int32_t_restrict>_sf_address(
@@ -82,113 +211,8 @@ def run(
     cdef float_restrict out_val = <float_restrict>_sf_address(p_out_val, sizeof(float), 1)
     cdef int64_t_restrict out_cnt = <int64_t_restrict>_sf_address(p_out_cnt, sizeof(int64_t), 1)
     with nogil:
-        sf_bad = 0
-        # a0: rows in order before anything reads them
-        pos_bad = 0
-        for t in range(S_n0):
-            pos_bad = pos_bad | (in_a0_pos1[t + 1] < in_a0_pos1[t])
-        if pos_bad and sf_bad == 0:
-            for t in range(S_n0):
-                if in_a0_pos1[t + 1] < in_a0_pos1[t]:
-                    if sf_bad == 0:
-                        sf_bad = 1
-                        sf_a = t
-                        sf_b = in_a0_pos1[t]
-                        sf_c = in_a0_pos1[t + 1]
-                    break
-        # a1: rows in order before anything reads them
-        pos_bad = 0
-        for t in range(S_n0):
-            pos_bad = pos_bad | (in_a1_pos1[t + 1] < in_a1_pos1[t])
-        if pos_bad and sf_bad == 0:
-            for t in range(S_n0):
-                if in_a1_pos1[t + 1] < in_a1_pos1[t]:
-                    if sf_bad == 0:
-                        sf_bad = 2
-                        sf_a = t
-                        sf_b = in_a1_pos1[t]
-                        sf_c = in_a1_pos1[t + 1]
-                    break
-        if sf_bad == 0:
-            # row-driven co-iteration of a0, a1 over a0 | a1: per output row, one cursor per piece over its source row (inner coordinates in order, proved)
-            for r in range(S_n0):
-                s_a = r
-                p_a = in_a0_pos1[s_a]
-                e_a = in_a0_pos1[s_a + 1]
-                row_lim32 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
-                row_bad32 = 0
-                for t_2 in range(p_a, e_a):
-                    row_bad32 = row_bad32 | (<uint32_t>in_a0_crd1[t_2] >= row_lim32)
-                if row_bad32:
-                    for t_2 in range(p_a, e_a):
-                        range_v = in_a0_crd1[t_2]
-                        if <uint64_t>range_v >= <uint64_t>S_n1:
-                            if sf_bad == 0:
-                                sf_bad = 3
-                                sf_a = range_v
-                                sf_b = S_n1
-                                sf_c = 0
-                            range_v = 0
-                if row_bad32:
-                    e_a = p_a
-                stale_a = True
-                s_b = r
-                p_b = in_a1_pos1[s_b]
-                e_b = in_a1_pos1[s_b + 1]
-                row_lim32_2 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
-                row_bad32_2 = 0
-                for t_3 in range(p_b, e_b):
-                    row_bad32_2 = row_bad32_2 | (<uint32_t>in_a1_crd1[t_3] >= row_lim32_2)
-                if row_bad32_2:
-                    for t_3 in range(p_b, e_b):
-                        range_v_2 = in_a1_crd1[t_3]
-                        if <uint64_t>range_v_2 >= <uint64_t>S_n1:
-                            if sf_bad == 0:
-                                sf_bad = 4
-                                sf_a = range_v_2
-                                sf_b = S_n1
-                                sf_c = 0
-                            range_v_2 = 0
-                if row_bad32_2:
-                    e_b = p_b
-                stale_b = True
-                acc = (-INFINITY)
-                acc_n = 0
-                while True:
-                    if stale_a:
-                        stale_a = False
-                        key_a = INT64_MAX
-                        if p_a < e_a:
-                            i1_a = in_a0_crd1[p_a]
-                            key_a = i1_a
-                    if stale_b:
-                        stale_b = False
-                        key_b = INT64_MAX
-                        if p_b < e_b:
-                            i1_b = in_a1_crd1[p_b]
-                            key_b = i1_b
-                    if not (key_a != INT64_MAX or key_b != INT64_MAX):
-                        break
-                    k = key_a
-                    if key_b < k:
-                        k = key_b
-                    x0 = (<float>0.0)
-                    if key_a == k:
-                        x0 = in_a0_val[p_a]
-                    x1 = (<float>0.0)
-                    if key_b == k:
-                        x1 = in_a1_val[p_b]
-                    v = <float>(x0 + x1)
-                    acc = (v if (v > acc or v != v) and acc == acc else acc)
-                    acc_n = acc_n + 1
-                    if key_a == k:
-                        p_a = p_a + 1
-                        stale_a = True
-                    if key_b == k:
-                        p_b = p_b + 1
-                        stale_b = True
-                out_cnt[r] = out_cnt[r] + acc_n
-                out_val[r] = (acc if (acc > out_val[r] or acc != acc) and out_val[r] == out_val[r] else out_val[r])
-    if sf_bad:
-        _sf_fail(sf_bad, sf_a, sf_b, sf_c)
-    return 0
+        _run_body(S_n0, S_n1, in_a0_pos1, in_a0_crd1, in_a0_val, in_a1_pos1, in_a1_crd1, in_a1_val,
+            out_val, out_cnt, sf_ret)
+    if sf_ret[1]:
+        _sf_fail(sf_ret[1], sf_ret[2], sf_ret[3], sf_ret[4])
+    return sf_ret[0]

@@ -1,0 +1,159 @@
+"""The Cython helpers every fast entry (``fastcall.py``) uses, as module-level text: buffer
+reads of NumPy arrays, a scipy shape read, the memory limit without Python's ``os.environ``,
+and result containers built as ``storage.results`` builds them.
+
+The result containers: ``storage.results`` builds a scipy array by setting its attributes
+(scipy's constructors re-check and copy). Here the same object is made by giving a new
+instance the instance dict ``storage.results`` produced for a tiny array at import (minus the
+arrays and shape); if that dict holds anything but those arrays, the shape and plain flags
+(a scipy version with other internals), the fast entry calls ``storage.results`` instead.
+"""
+
+from __future__ import annotations
+
+__all__ = ["FAST_HELPERS"]
+
+# module-level text every fast entry uses (imports and small helpers)
+FAST_HELPERS = '''
+from cpython.buffer cimport PyBUF_C_CONTIGUOUS, PyBUF_WRITABLE, PyBUF_STRIDES
+from cpython.exc cimport PyErr_Clear
+from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_CheckExact
+from libc.stdlib cimport getenv
+cdef extern from "Python.h":
+    int _sf_get_buffer "PyObject_GetBuffer"(object, Py_buffer*, int)
+import numpy as _np
+import scipy.sparse as _sp
+from sparsefold.compiler import kernel as _sf_kernel
+from sparsefold.storage import results as _sf_results
+_SF_NDARRAY = _np.ndarray
+_SF_EMPTY, _SF_ZEROS = _np.empty, _np.zeros
+_SF_CSR = (_sp.csr_array, _sp.csr_matrix)
+_SF_CSC = (_sp.csc_array, _sp.csc_matrix)
+_SF_COO = (_sp.coo_array, _sp.coo_matrix)
+_SF_PHYSICAL = _sf_kernel._physical_memory()
+
+
+def _sf_layout(cls, make):
+    # The instance dict the checked path's wrapper (storage.results) gives a result of
+    # ``cls``, minus the arrays: the fast entry builds the same object by setting that
+    # dict; None (use the wrapper) when this scipy's objects hold anything else.
+    one = _np.ones(1)
+    zero = _np.zeros(1, _np.int32)
+    ref = make(cls, one, zero)
+    found = dict(ref.__dict__)
+    arrays = {k for k, v in found.items() if type(v) is _SF_NDARRAY or
+              (type(v) is tuple and len(v) == 2 and v[0] is zero and v[1] is zero)}
+    rest = {k: v for k, v in found.items() if k not in arrays and k != "_shape"}
+    if arrays not in ({"data", "indices", "indptr"}, {"data", "coords"}) or any(
+            type(v) not in (bool, int) for v in rest.values()):
+        return None
+    return rest
+
+
+_SF_CSR_DICT = _sf_layout(_sp.csr_array, lambda c, v, i: _sf_results._compressed_array(
+    c, v, i, _np.array([0, 1], _np.int32), (1, 1)))
+_SF_CSC_DICT = _sf_layout(_sp.csc_array, lambda c, v, i: _sf_results._compressed_array(
+    c, v, i, _np.array([0, 1], _np.int32), (1, 1)))
+_SF_COO_DICT = _sf_layout(_sp.coo_array, lambda c, v, i: _sf_results._coo_array(
+    c, v, (i, i), (1, 1)))
+
+
+cdef object _sf_compressed(object cls, dict layout, object data, object indices,
+                           object indptr, tuple shape):
+    # A scipy CSR/CSC result, the object storage.results._compressed_array builds
+    if layout is None:
+        return _sf_results._compressed_array(cls, data, indices, indptr, shape)
+    out = cls.__new__(cls)
+    d = dict(layout)
+    d["data"], d["indices"], d["indptr"], d["_shape"] = data, indices, indptr, shape
+    out.__dict__ = d
+    return out
+
+
+cdef object _sf_coo(dict layout, object data, tuple coords, tuple shape):
+    # A scipy COO result, the object storage.results._coo_array builds
+    if layout is None:
+        return _sf_results._coo_array(_sp.coo_array, data, coords, shape)
+    out = _sp.coo_array.__new__(_sp.coo_array)
+    d = dict(layout)
+    d["data"], d["coords"], d["_shape"] = data, coords, shape
+    out.__dict__ = d
+    return out
+
+
+cdef int64_t _sf_memory_limit():
+    # kernel.memory_limit(), without reading os.environ in Python when the variable is unset
+    cdef const char* configured = getenv(b"SPARSEFOLD_MEMORY_LIMIT")
+    if configured == NULL or configured[0] == 0:
+        return _SF_PHYSICAL
+    try:
+        return min(_sf_kernel.memory_limit(), INT64_MAX)
+    except Exception:  # the checked path reports it
+        PyErr_Clear()
+        return -1
+
+
+cdef bint _sf_shape(object shape, int ndim, int64_t* dims):
+    # A tuple of ``ndim`` Python ints in [0, 2**62): its values; False otherwise (the checked
+    # path reads any other shape)
+    cdef int overflow
+    cdef int d
+    if type(shape) is not tuple or len(<tuple>shape) != ndim:
+        return False
+    for d in range(ndim):
+        item = (<tuple>shape)[d]
+        if not PyLong_CheckExact(item):
+            return False
+        dims[d] = PyLong_AsLongLongAndOverflow(item, &overflow)
+        if overflow or dims[d] < 0 or dims[d] >= (<int64_t>1 << 62):
+            return False
+    return True
+
+
+cdef void* _sf_contiguous(object array, object dtype, Py_ssize_t* length) noexcept:
+    # The first item of a 1-d C-contiguous ndarray of exactly ``dtype``; NULL otherwise.
+    cdef Py_buffer view
+    if type(array) is not _SF_NDARRAY or array.dtype is not dtype:
+        return NULL
+    if _sf_get_buffer(array, &view, PyBUF_C_CONTIGUOUS) == -1:
+        PyErr_Clear()
+        return NULL
+    cdef void* address = view.buf
+    length[0] = view.shape[0] if view.ndim == 1 else -1
+    cdef int ndim = view.ndim
+    PyBuffer_Release(&view)
+    return address if ndim == 1 else NULL
+
+
+cdef void* _sf_strided(object array, object dtype, int ndim, Py_ssize_t* shape,
+                       Py_ssize_t* strides) noexcept:
+    # An ndarray of exactly ``dtype`` and rank: its shape and element strides; NULL when its
+    # strides are not whole elements (the checked path copies it then).
+    cdef Py_buffer view
+    cdef int d
+    if type(array) is not _SF_NDARRAY or array.dtype is not dtype:
+        return NULL
+    if _sf_get_buffer(array, &view, PyBUF_STRIDES) == -1:
+        PyErr_Clear()
+        return NULL
+    cdef void* address = view.buf
+    cdef bint ok = view.ndim == ndim
+    if ok:
+        for d in range(ndim):
+            shape[d] = view.shape[d]
+            if view.strides[d] % view.itemsize:
+                ok = False
+            strides[d] = view.strides[d] // view.itemsize
+    PyBuffer_Release(&view)
+    return address if ok else NULL
+
+
+cdef void* _sf_out(object array) noexcept:
+    cdef Py_buffer view
+    if _sf_get_buffer(array, &view, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) == -1:
+        PyErr_Clear()
+        return NULL
+    cdef void* address = view.buf
+    PyBuffer_Release(&view)
+    return address
+'''

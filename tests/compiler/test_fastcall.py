@@ -1,0 +1,271 @@
+"""The fast call entry generated in each kernel module (``compiler/fastcall.py``).
+
+It must give exactly the checked path's result (container, dtypes, index widths, values) on
+the inputs it takes, and decline (return ``None``, so the checked path decides) on every
+input where the checked path would copy, convert, canonicalize, pick another variant or
+raise before the kernel runs. Bad data it does take (an out-of-range coordinate under a
+stale canonical flag) fails inside the kernel with the checked path's message.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import sparsefold as sf
+from sparsefold.compiler.fastcall import _bits, _size_bound
+from sparsefold.compiler.kernel import TooLarge
+from sparsefold.spec import sizes as sz
+
+pytestmark = pytest.mark.cython
+
+
+def _csr(seed, shape=(6, 5), fmt="csr", dtype=np.float64):
+    """A random array; COO in row-major order with its flag unset (scipy's random COO is in
+    random order, which the checked path sorts on a copy)."""
+    a = sp.random_array(shape, density=0.4, format=fmt, dtype=dtype, rng=seed)
+    if fmt == "coo":
+        a = a.tocsr().tocoo()
+        a.has_canonical_format = False
+    return a
+
+
+def _kernel(f):
+    """The compiled ``pipeline.Kernel`` a jit function's one cached call runs (the one
+    whose fast entry it calls: a prebuilt generic kernel's own, for instance)."""
+    (kernel, _, _, compiled), = f._recent.values()
+    return compiled if compiled is not None else kernel
+
+
+def _checked(f, args):
+    """The result of the checked path for ``f(*args)`` (the fast entry switched off)."""
+    kernel = _kernel(f)
+    kernel._fast_ok = False
+    try:
+        return f(*args)
+    finally:
+        kernel._fast_ok = True
+
+
+def _same(fast, checked):
+    assert type(fast) is type(checked)
+    if isinstance(checked, np.ndarray):
+        assert fast.dtype == checked.dtype and fast.shape == checked.shape
+        np.testing.assert_array_equal(fast, checked)
+        return
+    assert fast.format == checked.format and fast.shape == checked.shape
+    assert set(vars(fast)) == set(vars(checked))
+    for key, value in vars(checked).items():
+        found = vars(fast)[key]
+        if isinstance(value, np.ndarray):
+            assert found.dtype == value.dtype, key
+            np.testing.assert_array_equal(found, value)
+        elif isinstance(value, tuple) and value and isinstance(value[0], np.ndarray):
+            for x, y in zip(found, value):
+                assert x.dtype == y.dtype
+                np.testing.assert_array_equal(x, y)
+        else:
+            assert found == value, key
+
+
+PROGRAMS = {
+    "spmv": (lambda a, x: a @ x, lambda: (_csr(1, (6, 6)), np.arange(6.0))),
+    "hstack": (lambda a, b: sf.hstack([a, b]), lambda: (_csr(1), _csr(2))),
+    "vstack_coo": (lambda a, b: sf.vstack([a, b]), lambda: (_csr(1, fmt="coo"),
+                                                             _csr(2, fmt="coo"))),
+    "add3": (lambda a, b, c: a + b + c, lambda: (_csr(1), _csr(2), _csr(3))),
+    "transpose": (lambda a: a.T, lambda: (_csr(4),)),
+    "csc_scale": (lambda a: a * 2.0, lambda: (_csr(5, fmt="csc"),)),
+    "row_sums": (lambda a: sf.sum(a, axis=1), lambda: (_csr(6),)),
+    "dense_times_sparse": (lambda a, x: a * x, lambda: (_csr(7), np.ones((6, 5)))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_the_fast_entry_gives_the_checked_paths_result(name):
+    fn, make = PROGRAMS[name]
+    f = sf.jit(fn)
+    args = make()
+    f(*args)
+    kernel = _kernel(f)
+    assert kernel.final.fast is not None, "no fast entry for a plain program"
+    assert kernel.final.fast(*args) is not None, "the fast entry declined a plain call"
+    _same(f(*args), _checked(f, args))
+
+
+def _fast_of(fn, args):
+    f = sf.jit(fn)
+    f(*args)
+    return _kernel(f).final.fast
+
+
+def _non_canonical():
+    a = _csr(1)
+    a.has_canonical_format = False
+    return a
+
+
+def _stale_indptr():
+    a = _csr(1)
+    a.indptr = a.indptr[:-1]
+    return a
+
+
+def _wide_indices():
+    a = _csr(1)
+    a.indices = a.indices.astype(np.int64)
+    a.indptr = a.indptr.astype(np.int64)
+    return a
+
+
+def _strided_values():
+    a = _csr(1)
+    a.data = np.repeat(a.data, 2)[::2]
+    return a
+
+
+def _float32():
+    return _csr(1, dtype=np.float32)
+
+
+def _numpy_int_shape():
+    a = _csr(1)
+    a._shape = (np.int64(6), np.int64(5))
+    return a
+
+
+DECLINED = {  # the checked path copies, converts, canonicalizes, or raises for these
+    "non_canonical": _non_canonical,
+    "indptr_too_short": _stale_indptr,
+    "int64_indices": _wide_indices,
+    "strided_data": _strided_values,
+    "other_dtype": _float32,
+    "numpy_int_shape": _numpy_int_shape,
+    "csc_for_csr": lambda: _csr(1, fmt="csc"),
+    "coo_for_csr": lambda: _csr(1, fmt="coo"),
+    "dense_for_csr": lambda: _csr(1).toarray(),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DECLINED))
+def test_the_fast_entry_declines_what_the_checked_path_must_decide(case):
+    fast = _fast_of(lambda a: a * 2.0, (_csr(0),))
+    assert fast(DECLINED[case]()) is None
+
+
+def test_coo_inputs_are_scanned_for_order_unless_flagged():
+    fast = _fast_of(lambda a: a * 2.0, (_csr(0, fmt="coo"),))
+    a = _csr(1, fmt="coo")
+    a.has_canonical_format = False
+    assert fast(a) is not None  # sorted, unflagged: the checked path's scan, done here
+    swapped = a.copy()
+    swapped.coords = tuple(c[::-1].copy() for c in a.coords)
+    swapped.data = a.data[::-1].copy()
+    swapped.has_canonical_format = False
+    assert fast(swapped) is None  # the checked path sorts it
+    repeated = a.copy()
+    repeated.coords = tuple(np.repeat(c, 2) for c in a.coords)
+    repeated.data = np.repeat(a.data, 2)
+    repeated.has_canonical_format = False
+    assert fast(repeated) is None  # the checked path sums duplicates
+    f = sf.jit(lambda a: a * 2.0)
+    np.testing.assert_array_equal(f(swapped).toarray(), 2 * a.toarray())
+    np.testing.assert_array_equal(f(repeated).toarray(), 4 * a.toarray())
+
+
+def test_a_non_finite_operand_the_plan_relies_on_is_declined():
+    fast = _fast_of(lambda a, x: a @ x, (_csr(1, (6, 6)), np.ones(6)))
+    assert fast(_csr(1, (6, 6)), np.ones(6)) is not None
+    assert fast(_csr(1, (6, 6)), np.array([1, 2, np.nan, 4, 5, 6.0])) is None
+    assert fast(_csr(1, (6, 6)), np.array([1, 2, np.inf, 4, 5, 6.0])) is None
+
+
+def test_dense_operands_of_the_other_stride_variant_or_size_are_declined():
+    fast = _fast_of(lambda a, x: a @ x, (_csr(1, (6, 6)), np.ones(6)))
+    assert fast(_csr(1, (6, 6)), np.ones(12)[::2]) is None  # the strided variant
+    assert fast(_csr(1, (6, 6)), np.ones(7)) is None         # sizes disagree
+    assert fast(_csr(1, (6, 6)), np.ones(6, np.float32)) is None
+    assert fast(_csr(1, (6, 6)), np.ones(6).view(np.matrix)) is None
+
+
+def test_a_result_over_the_memory_limit_is_left_to_the_checked_path(monkeypatch):
+    f = sf.jit(lambda a, b: sf.hstack([a, b]))
+    a, b = _csr(1), _csr(2)
+    f(a, b)
+    monkeypatch.setenv("SPARSEFOLD_MEMORY_LIMIT", "64")
+    assert _kernel(f).final.fast(a, b) is None
+    with pytest.raises(TooLarge):
+        f(a, b)
+    monkeypatch.setenv("SPARSEFOLD_MEMORY_LIMIT", "not a number")
+    assert _kernel(f).final.fast(a, b) is None
+
+
+def test_the_output_index_width_is_the_checked_paths():
+    # a variant for int64 output indices must not serve a call the checked path gives int32
+    f = sf.jit(lambda a, b: sf.hstack([a, b]))
+    a, b = _csr(1), _csr(2)
+    assert f(a, b).indices.dtype == np.int32
+    stage = _kernel(f).final
+    (dtypes, out_index, unit), = stage._variants
+    assert out_index == "int32"
+    index_dtypes = {name: dict(parts) for name, parts in dtypes}
+    wide = stage._variant((dtypes, "int64", unit), index_dtypes, "int64")[2]
+    assert wide.fast is not None and wide.fast(a, b) is None
+
+
+def test_a_bad_coordinate_under_a_stale_flag_fails_with_the_checked_paths_message():
+    f = sf.jit(lambda a, b: sf.hstack([a, b]))
+    a, b = _csr(1), _csr(2)
+    f(a, b)
+    bad = a.copy()
+    bad.indices[-1] = 99
+    bad.has_canonical_format = True
+    assert _kernel(f).final.fast is not None
+    with pytest.raises(sf.InvalidData) as fast_error:
+        f(bad, b)
+    with pytest.raises(sf.InvalidData) as checked_error:
+        _checked(f, (bad, b))
+    assert str(fast_error.value) == str(checked_error.value)
+    assert "a0: indices out of range [0, 5): found 99" in str(fast_error.value)
+
+
+def test_read_only_inputs_are_read_in_place():
+    a = _csr(1)
+    for arr in (a.data, a.indices, a.indptr):
+        arr.flags.writeable = False
+    fast = _fast_of(lambda a: a * 2.0, (_csr(0),))
+    np.testing.assert_array_equal(fast(a).toarray(), (a * 2.0).toarray())
+
+
+def test_size_arithmetic_bounds():
+    n, m = sz.Sym("n"), sz.Sym("m")
+    assert _bits(sz.mul(n, m)) == (2, 0)
+    assert _bits(sz.add(n, sz.Const(1))) == (1, 2)
+    assert _size_bound([sz.mul(n, m)]) == 31
+    assert _size_bound([sz.mul(sz.mul(n, m), n)]) == 20
+
+
+def test_a_trace_precondition_is_checked_by_the_fast_entry():
+    # a kernel whose trace assumed two sizes equal (a prebuilt generic hstack is one): the
+    # fast entry takes the call only when they are, and the checked path reports the rest
+    from sparsefold.compiler import Kernel
+    from sparsefold.lazy import LazyArray
+    from sparsefold.spec.compute import Input
+    from sparsefold.spec.formats import named_format
+    csr = named_format("csr", 2)
+    a = Input("a0", (sz.Sym("n0"), sz.Sym("n1")), np.dtype(np.float64), csr)
+    b = Input("a1", (sz.Sym("n2"), sz.Sym("n3")), np.dtype(np.float64), csr)
+    with sz.assuming() as assumed:
+        program = sf.hstack([LazyArray(a), LazyArray(b)]).node
+    assert assumed
+    kernel = Kernel(program, "csr", requires=tuple(assumed))
+    x, y = _csr(1), _csr(2)
+    np.testing.assert_array_equal(kernel({"a0": x, "a1": y}).toarray(),
+                                  sp.hstack([x, y]).toarray())
+    assert kernel._fast_ok and kernel.final.fast is not None
+    assert kernel.final.fast(x, y) is not None
+    taller = _csr(3, (7, 5))
+    assert kernel.final.fast(x, taller) is None
+    with pytest.raises(sf.InvalidData, match="precondition"):
+        kernel({"a0": x, "a1": taller})
