@@ -307,6 +307,9 @@ class _Entry:
         bound = _size_bound(exprs)
         if bound < 16:
             raise _Unsupported
+        for e in exprs:  # a size this stage's inputs do not bind (a precondition of the
+            if not sz.free_symbols(e) <= self.bound:  # whole trace): the checked path
+                raise _Unsupported
         for s in sorted(self.bound):
             self.fail(f"{size_var(s)} >= {1 << bound}")
         for r in self.requires:
