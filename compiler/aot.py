@@ -43,7 +43,8 @@ from sparsefold.storage.levels import sparse_levels
 from sparsefold.storage.results import compress, wrap_levels
 
 __all__ = ["Variant", "kernel_variants", "input_index_dtypes", "assemble", "COMPILE_ARGS",
-           "GCC_ONLY_ARGS", "compile_args", "VARIANTS_NAME", "MANIFEST_NAME", "INDEX_WIDTHS"]
+           "GCC_ONLY_ARGS", "compile_args", "openmp_args", "VARIANTS_NAME", "MANIFEST_NAME",
+           "INDEX_WIDTHS"]
 
 INDEX_WIDTHS = ("int32", "int64")
 VARIANTS_NAME = "_SF_VARIANTS"   # {digest: {function name: function}} in the built module
@@ -56,15 +57,34 @@ GCC_ONLY_ARGS = ("-fvect-cost-model=cheap",)
 _SHARED_HELPERS = (SORT_HELPER,)
 
 
-def compile_args(cc: str | None = None) -> list[str]:
-    """C flags for building an AOT module with compiler ``cc`` (default: ``$CC``, else the
-    one Python was built with): :data:`COMPILE_ARGS`, plus gcc's vectorizer setting."""
+def _cc(cc: str | None) -> str:
     import os
     import sysconfig
-    cc = cc or os.environ.get("CC") or sysconfig.get_config_var("CC") or ""
+    return cc or os.environ.get("CC") or sysconfig.get_config_var("CC") or ""
+
+
+def compile_args(cc: str | None = None) -> list[str]:
+    """C flags for building an AOT module with compiler ``cc`` (default: ``$CC``, else the
+    one Python was built with): :data:`COMPILE_ARGS`, plus gcc's vectorizer setting, plus
+    OpenMP's flags (:func:`openmp_args`)."""
+    import os
+    cc = _cc(cc)
     head = os.path.basename(cc.split()[0]) if cc.split() else ""
     return list(COMPILE_ARGS) + (list(GCC_ONLY_ARGS) if "gcc" in head and "clang" not in head
-                                 else [])
+                                 else []) + openmp_args(cc)
+
+
+def openmp_args(cc: str | None = None) -> list[str]:
+    """``-fopenmp`` when ``cc`` links an OpenMP runtime (and ``$SPARSEFOLD_OPENMP`` is not
+    0), else nothing: the kernels' parallel loops then compile serially. Needed at compile
+    and at link time."""
+    import os
+
+    from sparsefold.compiler.build import OPENMP_FLAGS, _openmp_runtime
+    cc = _cc(cc)
+    if os.environ.get("SPARSEFOLD_OPENMP", "1") == "0" or not cc.split():
+        return []
+    return list(OPENMP_FLAGS) if _openmp_runtime(cc) else []
 
 
 @dataclass(frozen=True, slots=True)

@@ -221,7 +221,7 @@ def _open_leaf_loops(low: Lowering, piece: StreamPiece, nest: _LoopNest, loops: 
         pos = b.fresh(f"q{li}")
         if level.full:
             size = index(leaf.shape[mode])
-            loops.open(b.loop(coord, 0, size))
+            loops.open(b.loop(coord, 0, size, parallel=li == 0 and _rows_parallel(piece, low)))
             nest.in_loop = True
             b.assign(pos, coord if _is_zero(parent) else Bin("+", Bin("*", parent, size), coord))
         elif level.has_pos:
@@ -245,6 +245,23 @@ def _open_leaf_loops(low: Lowering, piece: StreamPiece, nest: _LoopNest, loops: 
         nest.bind(names[mode].name, coord)
         parent = pos
     return Load(arrays.val, parent)
+
+
+def _rows_parallel(piece: StreamPiece, low: Lowering) -> bool:
+    """May the leaf's outer (full) loop run its iterations on several threads? When the
+    output is dense (``low.rows_parallel``: the kernel asked for it) and one output
+    coordinate is the loop's coordinate plus a constant: then two iterations write cells
+    that differ in that coordinate, never the same cell, and each cell sees its entries in
+    the order one thread would add them (SpMV's row sums, a row reduction)."""
+    if not low.rows_parallel or piece.leaf.format.kinds != ("full", "pos"):
+        return False
+    var = sz.in_coord(piece.leaf.format.mode_order[0]).name
+    for c in piece.coords:
+        shift = sz.substitute(c, {var: 0})
+        if var not in sz.free_symbols(shift) and not coordinate_symbols(shift) and \
+                sz.definitely_equal(c, sz.add(sz.Sym(var), shift)):
+            return True
+    return False
 
 
 def _is_zero(e: Expr) -> bool:

@@ -96,9 +96,15 @@ def _dense_valued(program, assumed: tuple) -> bool:
 class JitFunction:
     """A traced, compiled function. Call it like the original."""
 
-    def __init__(self, fn: Callable, out: str | None = None):
+    def __init__(self, fn: Callable, out: str | None = None, threads: int | None = None):
         self.fn = fn
         self.out = out
+        # the threads its kernels' parallel loops use (None: $SPARSEFOLD_NUM_THREADS, else
+        # the CPU count); small calls run on one (compiler/threads.py)
+        if threads is not None:
+            from sparsefold.compiler.threads import check_threads
+            threads = check_threads(threads)
+        self.threads = threads
         self._programs: dict[tuple, tuple] = {}
         self._recent: dict[tuple, tuple] = {}
         self._assumed: dict = {}   # program -> size equalities its trace assumed
@@ -184,7 +190,11 @@ class JitFunction:
                 self._recent[quick] = hit
         kernel, library = hit
         values = {f"a{p}": a for p, a in enumerate(args) if not _is_scalar(a)}
-        return kernel(values, library)
+        if self.threads is None:
+            return kernel(values, library)
+        from sparsefold.compiler.threads import using
+        with using(self.threads):
+            return kernel(values, library)
 
 
 def _describe_argument(position: int, a) -> Any:
@@ -267,14 +277,17 @@ def _is_scalar(a) -> bool:
     return isinstance(a, (bool, int, float, complex, np.generic))
 
 
-def jit(fn: Callable | None = None, *, out: str | None = None):
+def jit(fn: Callable | None = None, *, out: str | None = None, threads: int | None = None):
     """Compile ``fn`` (a function of arrays returning a sparsefold array) into fused kernels,
     one per argument signature, built on first call. ``out``: "csr", "csc", "coo", "dcsr" or
     "dense"; default: dense when the result is dense-valued (``A @ x``, a reduction, ``A +
-    1``, as scipy returns them), else the first sparse argument's format, else dense."""
+    1``, as scipy returns them), else the first sparse argument's format, else dense.
+    ``threads``: how many threads a kernel's parallel loops may use (default:
+    ``$SPARSEFOLD_NUM_THREADS``, else the CPU count; calls below a measured size use one;
+    results are identical for every count — docs/threads.md)."""
     if fn is None:
-        return lambda f: JitFunction(f, out)
-    return JitFunction(fn, out)
+        return lambda f: JitFunction(f, out, threads)
+    return JitFunction(fn, out, threads)
 
 
 def _canonical(x: LazyArray):
