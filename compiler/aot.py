@@ -20,7 +20,7 @@ except for its module-level names: ``run``/``count`` become ``_sf<k>_run``/..., 
 table ``_SF<k>_SITES``, and its failure call ``_sf_fail(...)`` becomes
 ``_sf_fail_with(_SF<k>_SITES, ...)``, one copy of the failure helper taking the table as a
 parameter; shared preludes (imports, the buffer-address helper, the workspace sort) appear
-once. Anything else at module level
+once (the parallel loops' header too). Anything else at module level
 is refused (``InternalError``) rather than risk two variants sharing a name.
 """
 
@@ -36,6 +36,7 @@ import numpy as np
 
 from sparsefold.compiler.build import BUFFER_ADDRESS_PYX, CYTHON_DIRECTIVES, source_digest
 from sparsefold.compiler.emit import FAIL_PY
+from sparsefold.compiler.parallel import PARALLEL_HEADER
 from sparsefold.compiler.workspace import SORT_HELPER
 from sparsefold.spec.compute import Input
 from sparsefold.spec.errors import InternalError
@@ -54,7 +55,7 @@ MANIFEST_NAME = "_SF_MANIFEST"   # JSON text: what was built, by which sparsefol
 # are semantic; the rest match the JIT's optimisation level.
 COMPILE_ARGS = ("-O2", "-g0", "-w", "-fwrapv", "-fno-strict-aliasing", "-DNDEBUG")
 GCC_ONLY_ARGS = ("-fvect-cost-model=cheap",)
-_SHARED_HELPERS = (SORT_HELPER,)
+_SHARED_HELPERS = (SORT_HELPER, PARALLEL_HEADER)  # (the prange cimport and thread count)
 
 
 def _cc(cc: str | None) -> str:
