@@ -75,6 +75,7 @@ __all__ = [
     "module_name_for", "environment_fields", "compiler_version", "data_pointer", "stats",
     "COMPILER_VERSION", "clear_memory_cache", "NotPrebuilt", "register_prebuilt",
     "prebuilt_only", "source_digest", "OPENMP_FLAGS", "openmp_flags", "active_cflags",
+    "requested_openmp",
 ]
 
 # The compiler's version: printed in every kernel's header and recorded in every cache entry.
@@ -125,13 +126,19 @@ def _openmp_runtime(compiler: str) -> bool:
     return False
 
 
+def requested_openmp() -> tuple[str, ...]:
+    """:data:`OPENMP_FLAGS` unless ``$SPARSEFOLD_OPENMP`` is ``0``: what the cache key
+    records. Asking the compiler is left to the build (:func:`openmp_flags`), so a process
+    without a C compiler (kernels built ahead into a shared cache) still finds its entries."""
+    return () if os.environ.get("SPARSEFOLD_OPENMP", "1") == "0" else OPENMP_FLAGS
+
+
 def openmp_flags() -> tuple[str, ...]:
-    """:data:`OPENMP_FLAGS` if kernels are built with OpenMP here, else ``()``: off when
-    ``$SPARSEFOLD_OPENMP`` is ``0`` or when the C compiler has no OpenMP runtime (kernels are
-    then built single-threaded, and :func:`sparsefold.threads.threads_note` says why)."""
-    if os.environ.get("SPARSEFOLD_OPENMP", "1") == "0":
-        return ()
-    return OPENMP_FLAGS if _openmp_runtime(_compiler()) else ()
+    """The OpenMP flags a build here uses: :func:`requested_openmp`, dropped when the C
+    compiler has no OpenMP runtime (the kernel is then built single-threaded, under the
+    same key: one machine's cache holds one build per key either way)."""
+    flags = requested_openmp()
+    return flags if flags and _openmp_runtime(_compiler()) else ()
 
 
 def active_cflags() -> tuple[str, ...]:
@@ -167,7 +174,7 @@ def environment_fields() -> dict[str, object]:
         "python": f"{sys.implementation.cache_tag}{sys.abiflags}",
         "ext_suffix": sysconfig.get_config_var("EXT_SUFFIX"),
         "platform": sysconfig.get_platform(),
-        "cflags": list(active_cflags()),
+        "cflags": list(CFLAGS) + list(requested_openmp()),
         "directives": dict(sorted(CYTHON_DIRECTIVES.items())),
     }
 

@@ -178,6 +178,7 @@ class StageKernel:
         elif p.loop == "bulk":
             lower_bulk(low, p.pieces, self.fmt, asm)
         elif p.loop == "row":
+            low.rows_parallel = not self.checked  # lower_stream._fill_parallel decides
             lower_rows(low, p.pieces, self.fmt.mode_order, program.shape, asm, values)
         else:
             low.rows_parallel = type(asm) is DenseOut  # not through MapChecked: no proof
