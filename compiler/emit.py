@@ -203,9 +203,14 @@ def _parallel_for(s: For, depth: int, out: list[str]) -> None:
     pad = "    " * depth
     checks = checks_inside(s)
     start = render_expr(s.start)
-    bounds = render_expr(s.stop) if start == "0" else f"{start}, {render_expr(s.stop)}"
     out.append(f"{pad}# parallel: iterations on OpenMP threads (identical results for any "
                "thread count)")
+    # prange needs C-typed bounds (it cannot type a Python-level max(...))
+    out.append(f"{pad}sf_hi = {render_expr(s.stop)}")
+    bounds = "sf_hi"
+    if start != "0":
+        out.append(f"{pad}sf_lo = {start}")
+        bounds = "sf_lo, sf_hi"
     out.append(f"{pad}sf_nt = sf_max_threads()")
     if checks:
         out += [f"{pad}for sf_t in range(sf_nt * {SLOT}):", f"{pad}    sf_terr[sf_t] = 0"]

@@ -70,7 +70,7 @@ def parallel_declarations(fn: Function) -> list[str]:
     """The C variables the printed parallel loops of ``fn`` use."""
     if not has_parallel(fn.body):
         return []
-    lines = ["    cdef int sf_nt, sf_t, sf_pick, sf_tid"]
+    lines = ["    cdef int sf_nt, sf_t, sf_pick, sf_tid", "    cdef int64_t sf_lo, sf_hi"]
     if any(isinstance(s, For) and s.parallel and checks_inside(s) for s in walk_stmts(fn.body)):
         lines.append(f"    cdef int64_t sf_terr[{SLOT * MAX_THREADS}]")
     return lines

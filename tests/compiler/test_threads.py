@@ -176,7 +176,8 @@ def test_the_printer_refuses_a_parallel_loop_that_carries_a_variable():
     with pytest.raises(InternalError, match="acc assigned in it and read after"):
         render_function(Function("run", (), (private,), (acc,)))
     text = "\n".join(render_function(_function([private])))
-    assert "for i in prange(10, num_threads=sf_nt, schedule='static'):" in text
+    assert "sf_hi = 10\n" in text
+    assert "for i in prange(sf_hi, num_threads=sf_nt, schedule='static'):" in text
 
 
 def test_the_cache_key_covers_the_openmp_flags(monkeypatch):

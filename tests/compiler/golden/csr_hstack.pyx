@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: stream -> csr
-# sparsefold compiler 0.2.0; source hash 302ae6c3542e5e79
+# sparsefold compiler 0.2.0; source hash ca0f7a58ca3b78fb
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -84,6 +84,7 @@ def run(
     cdef int64_t t_4
     cdef uint32_t range_bad32, range_bad32_2, range_c32, range_c32_2, range_lim32, range_lim32_2
     cdef int sf_nt, sf_t, sf_pick, sf_tid
+    cdef int64_t sf_lo, sf_hi
     cdef int64_t sf_terr[512]
     cdef int32_t_restrict in_a0_pos1 = <int32_t_restrict>_sf_address(
         p_in_a0_pos1, sizeof(int32_t), 0)
@@ -132,8 +133,9 @@ def run(
             out_pos1[0] = 0
             # parallel rows, pass 1: each output row's length (its pieces' source rows)
             # parallel: iterations on OpenMP threads (identical results for any thread count)
+            sf_hi = S_n0
             sf_nt = sf_max_threads()
-            for r in prange(S_n0, num_threads=sf_nt, schedule='static'):
+            for r in prange(sf_hi, num_threads=sf_nt, schedule='static'):
                 row_len = 0
                 i0 = r
                 row_len = row_len + (in_a0_pos1[i0 + 1] - in_a0_pos1[i0])
@@ -145,10 +147,11 @@ def run(
                 out_pos1[t_2 + 1] = out_pos1[t_2 + 1] + out_pos1[t_2]
             # parallel rows, pass 2: each row filled from its start, pieces in order
             # parallel: iterations on OpenMP threads (identical results for any thread count)
+            sf_hi = S_n0
             sf_nt = sf_max_threads()
             for sf_t in range(sf_nt * 8):
                 sf_terr[sf_t] = 0
-            for r_2 in prange(S_n0, num_threads=sf_nt, schedule='static'):
+            for r_2 in prange(sf_hi, num_threads=sf_nt, schedule='static'):
                 sf_tid = threadid()
                 n_row = out_pos1[r_2]
                 # piece 0: row of a0 (csr)

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: stream -> dense
-# sparsefold compiler 0.2.0; source hash 3e6699e40de89ebb
+# sparsefold compiler 0.2.0; source hash 0eadc7d6cab298f4
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -93,6 +93,7 @@ def run(
     cdef int64_t sf_a, sf_b, sf_bad, sf_c, t, t_2, t_3
     cdef uint32_t row_bad32, row_bad32_2, row_lim32, row_lim32_2
     cdef int sf_nt, sf_t, sf_pick, sf_tid
+    cdef int64_t sf_lo, sf_hi
     cdef int64_t sf_terr[512]
     cdef int32_t_restrict in_a0_pos1 = <int32_t_restrict>_sf_address(
         p_in_a0_pos1, sizeof(int32_t), 0)
@@ -137,10 +138,11 @@ def run(
         if sf_bad == 0:
             # piece 0: entries of a0 (csr) in storage order -> output coordinates _i0
             # parallel: iterations on OpenMP threads (identical results for any thread count)
+            sf_hi = S_n0
             sf_nt = sf_max_threads()
             for sf_t in range(sf_nt * 8):
                 sf_terr[sf_t] = 0
-            for i0 in prange(S_n0, num_threads=sf_nt, schedule='static'):
+            for i0 in prange(sf_hi, num_threads=sf_nt, schedule='static'):
                 sf_tid = threadid()
                 q0 = i0
                 o0 = i0
@@ -178,10 +180,11 @@ def run(
                 sf_c = sf_terr[sf_pick * 8 + 4]
             # piece 1: entries of a1 (csr) in storage order -> output coordinates _i0 + n0
             # parallel: iterations on OpenMP threads (identical results for any thread count)
+            sf_hi = S_n2
             sf_nt = sf_max_threads()
             for sf_t in range(sf_nt * 8):
                 sf_terr[sf_t] = 0
-            for i0_2 in prange(S_n2, num_threads=sf_nt, schedule='static'):
+            for i0_2 in prange(sf_hi, num_threads=sf_nt, schedule='static'):
                 sf_tid = threadid()
                 q0_2 = i0_2
                 o0_2 = (i0_2 + S_n0)
