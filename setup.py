@@ -71,7 +71,7 @@ class BuildPrebuilt(build_ext):
         try:
             from Cython.Build import cythonize
             paths = _generate()
-            from sparsefold.compiler.aot import compile_args
+            from sparsefold.compiler.aot import compile_args, openmp_args
             from sparsefold.compiler.build import CYTHON_DIRECTIVES
             started = time.perf_counter()
             exts = [Extension(name, [str(path)]) for name, path in zip(NAMES, paths)]
@@ -83,6 +83,7 @@ class BuildPrebuilt(build_ext):
             for ext in self.extensions:  # setuptools' own objects: only their inputs change
                 ext.sources = list(by_name[ext.name].sources)
                 ext.extra_compile_args = compile_args()
+                ext.extra_link_args = openmp_args()  # parallel loops; none: serial
         except Exception as exc:  # noqa: BLE001 - the JIT still works without them
             return self._without(f"{type(exc).__name__}: {exc}")
         started = time.perf_counter()

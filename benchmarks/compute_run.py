@@ -24,7 +24,7 @@ SYSTEMS = ("scipy", "sparsefold", "unfused") + peers.PEER_SYSTEMS
 
 
 def sparsefold_row(base, system, pipeline, check, repeat, timeout,
-                   dense_limit: int = guard.DENSE_LIMIT) -> dict:
+                   dense_limit: int = guard.DENSE_LIMIT, threads: int | None = None) -> dict:
     """The row of a sparsefold pipeline: probed, then (unless it densifies) measured."""
     plans, dense, notes = [], [], []
     for fn, args, shape, inner in pipeline.probe_args():
@@ -38,7 +38,8 @@ def sparsefold_row(base, system, pipeline, check, repeat, timeout,
     if dense:
         return row(base, system, "densifies", detail=f"{text}; {'; '.join(dense)}")
     with guard.memory_limit():
-        r = measure(base, system, pipeline.run, check, repeat, timeout)
+        run = pipeline.run if threads is None else peers.at_threads(pipeline.run, threads)
+        r = measure(base, system, run, check, repeat, timeout)
     r["detail"] = f"{text}; {r['detail']}" if r["detail"] else text
     return r
 
@@ -71,6 +72,8 @@ def bench_program(program, info, ops, run_id: str, repeat: int, timeout: float, 
                 source=info.source, rows=ops.shape[0], cols=ops.shape[1], nnz=ops.A.nnz)
     systems = [s for s in SYSTEMS if (program.fused or s != "unfused")
                and (with_peers or s not in peers.PEER_SYSTEMS)]
+    if peers.NT_THREADS:
+        systems.insert(2, peers.SPARSEFOLD_NT)
     try:
         case = program.prepare(ops)
     except Exception as exc:
@@ -90,8 +93,12 @@ def bench_program(program, info, ops, run_id: str, repeat: int, timeout: float, 
                        for s in systems[1:]]
     ours = _sparse_check(case, reference,
                          lambda r: result_entries(r, case.out, np.float64))
+    nt = peers.NT_THREADS
     rows.append(sparsefold_row(base, "sparsefold", case.ours, ours, repeat, timeout,
-                               dense_limit))
+                               dense_limit, threads=1 if nt else None))
+    if nt:  # side by side with the 1-thread row
+        rows.append(sparsefold_row(base, peers.SPARSEFOLD_NT, case.ours, ours, repeat,
+                                   timeout, dense_limit, threads=nt))
     if program.fused:
         rows.append(sparsefold_row(base, "unfused", case.unfused, ours, repeat, timeout,
                                    dense_limit))

@@ -98,7 +98,7 @@ def peer_rows(base: dict, out: str, gb_build, tensora_build, *,
     if native is not None:
         for system, threads, export in peers.GB_SYSTEMS:
             fn = (lambda: peers.gb_export(native(), out)) if export else native
-            with peers.gb_threads(threads):
+            with peers.gb_threads(threads if threads is not None else peers.NT_THREADS):
                 rows.append(measure(base, system, fn, check_export if export else check_gb,
                                     repeat, timeout))
     call, failed = _build("tensora", tensora_build, (peers.TENSORA,), base)

@@ -29,7 +29,8 @@ import scipy.sparse as sp
 from sparsefold.benchmarks.check import Entries, Mismatch
 
 __all__ = ["GB_SYSTEMS", "TENSORA", "PEER_SYSTEMS", "available", "gb", "gb_threads",
-           "gb_default_threads", "to_gb", "gb_coo", "gb_from_coo", "gb_row", "gb_dense",
+           "gb_default_threads", "NT_THREADS", "SPARSEFOLD_NT", "at_threads", "to_gb", "gb_coo",
+           "gb_from_coo", "gb_row", "gb_dense",
            "gb_export",
            "entries", "tensora_kernel", "to_tensora_csr", "to_tensora_csc",
            "to_tensora_dense", "to_tensora_vector", "tensora_entries", "versions"]
@@ -38,6 +39,10 @@ __all__ = ["GB_SYSTEMS", "TENSORA", "PEER_SYSTEMS", "available", "gb", "gb_threa
 GB_SYSTEMS = (("graphblas_1t", 1, False), ("graphblas_nt", None, False),
               ("graphblas_1t_scipy", 1, True), ("graphblas_nt_scipy", None, True))
 TENSORA = "tensora"
+# ``sparsefold bench --threads N``: the N-thread systems (GraphBLAS's "nt" ones and
+# "sparsefold_nt") run at N threads; None: GraphBLAS's default and no "sparsefold_nt" row
+NT_THREADS: int | None = None
+SPARSEFOLD_NT = "sparsefold_nt"
 PEER_SYSTEMS = tuple(s for s, _, _ in GB_SYSTEMS) + (TENSORA,)
 
 
@@ -67,6 +72,17 @@ def gb():
 
 
 @functools.cache
+def at_threads(fn, n: int):
+    """``fn`` with sparsefold's kernels held to ``n`` threads (in whatever thread calls it:
+    the timing harness may call from a worker thread)."""
+    from sparsefold.compiler.threads import using
+
+    def call():
+        with using(n):
+            return fn()
+    return call
+
+
 def gb_default_threads() -> int:
     """GraphBLAS's thread count as it starts (before ``gb_threads`` changes it)."""
     return int(gb().ss.config["nthreads"])

@@ -112,8 +112,9 @@ def bench_case(kernel, info, matrix, run_id: str, repeat: int, timeout: float,
     from sparsefold.benchmarks import peer_kernels
     base = dict(run_id=run_id, kernel=kernel.name, group=kernel.group, matrix=info.name,
                 source=info.source, rows=matrix.shape[0], cols=matrix.shape[1], nnz=matrix.nnz)
-    systems = ("scipy", "sparsefold", kernel.other) + \
-        (peers.PEER_SYSTEMS if with_peers else ()) + ("floor",)
+    nt = peers.NT_THREADS
+    systems = ("scipy", "sparsefold") + ((peers.SPARSEFOLD_NT,) if nt else ()) + \
+        (kernel.other,) + (peers.PEER_SYSTEMS if with_peers else ()) + ("floor",)
     try:
         case = kernel.prepare(matrix)
     except Exception as exc:
@@ -143,8 +144,12 @@ def bench_case(kernel, info, matrix, run_id: str, repeat: int, timeout: float,
         rows += [row(base, s, "unchecked", detail="no scipy result to check against")
                  for s in systems[1:]]
         return rows
-    rows.append(measure(base, "sparsefold", case.ours,
+    ours = case.ours if not nt else peers.at_threads(case.ours, 1)
+    rows.append(measure(base, "sparsefold", ours,
                         checker(lambda r: result_entries(r, kernel.out)), repeat, timeout))
+    if nt:  # side by side with the 1-thread row: the same inputs, the same minute
+        rows.append(measure(base, peers.SPARSEFOLD_NT, peers.at_threads(case.ours, nt),
+                            checker(lambda r: result_entries(r, kernel.out)), repeat, timeout))
     rows.append(measure(base, kernel.other, case.other,
                         checker(lambda r: result_entries(r, kernel.out)
                                 if kernel.other == "unfused" else baseline_entries(r)),
@@ -377,6 +382,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--matrix-dir", type=Path, default=None, metavar="DIR",
                    help="the SuiteSparse .mtx.gz files and MANIFEST.tsv (default: "
                         "$SPARSEFOLD_MATRICES or ../shared/matrices)")
+    p.add_argument("--threads", type=int, default=None, metavar="N",
+                   help="time sparsefold at 1 thread (sparsefold) and at N (sparsefold_nt), "
+                        "and GraphBLAS's N-thread systems at N instead of its default")
     p.add_argument("--repeat", type=int, default=10, help="timed runs per measurement")
     p.add_argument("--timeout", type=float, default=10.0,
                    help="seconds allowed per call (default 10)")
@@ -436,6 +444,10 @@ def run(args: argparse.Namespace) -> int:
         # cold budget); --peers turns them on there too
         with_peers = args.peers if args.peers is not None else \
             not (args.quick and args.group == "paper")
+        if args.threads is not None:
+            if args.threads < 1:
+                raise SystemExit(f"--threads must be at least 1, found {args.threads}")
+            peers.NT_THREADS = args.threads
         command = "sparsefold " + " ".join(sys.argv[1:]) if sys.argv else ""
         run_id, rows = run_suite(kernels, matrices, out_dir, repeat=args.repeat,
                                  timeout=args.timeout, matrix_dir=args.matrix_dir,

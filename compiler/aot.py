@@ -20,7 +20,7 @@ except for its module-level names: ``run``/``count`` become ``_sf<k>_run``/..., 
 table ``_SF<k>_SITES``, and its failure call ``_sf_fail(...)`` becomes
 ``_sf_fail_with(_SF<k>_SITES, ...)``, one copy of the failure helper taking the table as a
 parameter; shared preludes (imports, the buffer-address helper, the workspace sort) appear
-once. Anything else at module level
+once (the parallel loops' header too). Anything else at module level
 is refused (``InternalError``) rather than risk two variants sharing a name.
 """
 
@@ -37,6 +37,7 @@ import numpy as np
 from sparsefold.compiler.build import BUFFER_ADDRESS_PYX, CYTHON_DIRECTIVES, source_digest
 from sparsefold.compiler.emit import FAIL_PY
 from sparsefold.compiler.fastcall import FAST_HELPERS
+from sparsefold.compiler.parallel import PARALLEL_HEADER
 from sparsefold.compiler.workspace import SORT_HELPER
 from sparsefold.spec.compute import Input
 from sparsefold.spec.errors import InternalError
@@ -44,7 +45,8 @@ from sparsefold.storage.levels import sparse_levels
 from sparsefold.storage.results import compress, wrap_levels
 
 __all__ = ["Variant", "kernel_variants", "input_index_dtypes", "assemble", "COMPILE_ARGS",
-           "GCC_ONLY_ARGS", "compile_args", "VARIANTS_NAME", "MANIFEST_NAME", "INDEX_WIDTHS"]
+           "GCC_ONLY_ARGS", "compile_args", "openmp_args", "VARIANTS_NAME", "MANIFEST_NAME",
+           "INDEX_WIDTHS"]
 
 INDEX_WIDTHS = ("int32", "int64")
 VARIANTS_NAME = "_SF_VARIANTS"   # {digest: {function name: function}} in the built module
@@ -54,18 +56,38 @@ MANIFEST_NAME = "_SF_MANIFEST"   # JSON text: what was built, by which sparsefol
 # are semantic; the rest match the JIT's optimisation level.
 COMPILE_ARGS = ("-O2", "-g0", "-w", "-fwrapv", "-fno-strict-aliasing", "-DNDEBUG")
 GCC_ONLY_ARGS = ("-fvect-cost-model=cheap",)
-_SHARED_HELPERS = (SORT_HELPER, FAST_HELPERS)
+# (PARALLEL_HEADER: the prange cimport and thread count)
+_SHARED_HELPERS = (SORT_HELPER, FAST_HELPERS, PARALLEL_HEADER)
+
+
+def _cc(cc: str | None) -> str:
+    import os
+    import sysconfig
+    return cc or os.environ.get("CC") or sysconfig.get_config_var("CC") or ""
 
 
 def compile_args(cc: str | None = None) -> list[str]:
     """C flags for building an AOT module with compiler ``cc`` (default: ``$CC``, else the
-    one Python was built with): :data:`COMPILE_ARGS`, plus gcc's vectorizer setting."""
+    one Python was built with): :data:`COMPILE_ARGS`, plus gcc's vectorizer setting, plus
+    OpenMP's flags (:func:`openmp_args`)."""
     import os
-    import sysconfig
-    cc = cc or os.environ.get("CC") or sysconfig.get_config_var("CC") or ""
+    cc = _cc(cc)
     head = os.path.basename(cc.split()[0]) if cc.split() else ""
     return list(COMPILE_ARGS) + (list(GCC_ONLY_ARGS) if "gcc" in head and "clang" not in head
-                                 else [])
+                                 else []) + openmp_args(cc)
+
+
+def openmp_args(cc: str | None = None) -> list[str]:
+    """``-fopenmp`` when ``cc`` links an OpenMP runtime (and ``$SPARSEFOLD_OPENMP`` is not
+    0), else nothing: the kernels' parallel loops then compile serially. Needed at compile
+    and at link time."""
+    import os
+
+    from sparsefold.compiler.build import OPENMP_FLAGS, _openmp_runtime
+    cc = _cc(cc)
+    if os.environ.get("SPARSEFOLD_OPENMP", "1") == "0" or not cc.split():
+        return []
+    return list(OPENMP_FLAGS) if _openmp_runtime(cc) else []
 
 
 @dataclass(frozen=True, slots=True)

@@ -48,6 +48,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import errno
+import functools
 import hashlib
 import importlib.machinery
 import importlib.util
@@ -73,7 +74,8 @@ __all__ = [
     "BUFFER_ADDRESS_PYX", "CFLAGS", "CYTHON_DIRECTIVES", "load_module", "kernel_key",
     "module_name_for", "environment_fields", "compiler_version", "data_pointer", "stats",
     "COMPILER_VERSION", "clear_memory_cache", "NotPrebuilt", "register_prebuilt",
-    "prebuilt_only", "source_digest",
+    "prebuilt_only", "source_digest", "OPENMP_FLAGS", "openmp_flags", "active_cflags",
+    "requested_openmp",
 ]
 
 # The compiler's version: printed in every kernel's header and recorded in every cache entry.
@@ -94,6 +96,54 @@ if sys.platform == "darwin":  # pragma: no cover - extensions resolve Python at 
     CFLAGS += ("-undefined", "dynamic_lookup")
 
 _CC_TIMEOUT_S = 600
+
+# Kernels with a parallel row loop (``loops.For(parallel=True)``, printed as Cython's
+# ``prange``) run it on OpenMP threads when built with these flags; without them Cython's C
+# compiles the same loop serially (its OpenMP pragmas sit under ``#ifdef _OPENMP``), so a
+# compiler without OpenMP still builds every kernel, single-threaded. The flags in use are
+# part of the cache key (:func:`environment_fields`): a serial build is never served to a
+# process that could run threads, nor the other way round.
+OPENMP_FLAGS: tuple[str, ...] = ("-fopenmp",)
+
+
+def _compiler() -> str:
+    return os.environ.get("SPARSEFOLD_CC") or os.environ.get("CC") or "gcc"
+
+
+@functools.lru_cache(maxsize=8)
+def _openmp_runtime(compiler: str) -> bool:
+    """Does ``compiler`` find an OpenMP runtime to link (libgomp for gcc, libomp for
+    clang)? Asked once per process and compiler (``-print-file-name``: ~5 ms, no compile)."""
+    for lib in ("libgomp.so", "libomp.so", "libgomp.dylib", "libomp.dylib"):
+        try:
+            done = subprocess.run([*shlex.split(compiler), f"-print-file-name={lib}"],
+                                  capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired, ValueError):
+            return False
+        path = done.stdout.strip()
+        if done.returncode == 0 and os.path.isabs(path) and os.path.exists(path):
+            return True
+    return False
+
+
+def requested_openmp() -> tuple[str, ...]:
+    """:data:`OPENMP_FLAGS` unless ``$SPARSEFOLD_OPENMP`` is ``0``: what the cache key
+    records. Asking the compiler is left to the build (:func:`openmp_flags`), so a process
+    without a C compiler (kernels built ahead into a shared cache) still finds its entries."""
+    return () if os.environ.get("SPARSEFOLD_OPENMP", "1") == "0" else OPENMP_FLAGS
+
+
+def openmp_flags() -> tuple[str, ...]:
+    """The OpenMP flags a build here uses: :func:`requested_openmp`, dropped when the C
+    compiler has no OpenMP runtime (the kernel is then built single-threaded, under the
+    same key: one machine's cache holds one build per key either way)."""
+    flags = requested_openmp()
+    return flags if flags and _openmp_runtime(_compiler()) else ()
+
+
+def active_cflags() -> tuple[str, ...]:
+    """The C flags a kernel is built with in this process: :data:`CFLAGS` plus OpenMP's."""
+    return tuple(CFLAGS) + openmp_flags()
 
 
 def compiler_version() -> str:
@@ -124,7 +174,7 @@ def environment_fields() -> dict[str, object]:
         "python": f"{sys.implementation.cache_tag}{sys.abiflags}",
         "ext_suffix": sysconfig.get_config_var("EXT_SUFFIX"),
         "platform": sysconfig.get_platform(),
-        "cflags": list(CFLAGS),
+        "cflags": list(CFLAGS) + list(requested_openmp()),
         "directives": dict(sorted(CYTHON_DIRECTIVES.items())),
     }
 
@@ -341,8 +391,8 @@ def _compile(build_dir: Path, source: str, module_name: str, name_hint: str) -> 
         raise InternalError(f"Cython rejected the generated kernel {module_name}:\n{message}")
     cython_s = time.perf_counter() - started
     so_name = f"{module_name}.{secrets.token_hex(4)}{sysconfig.get_config_var('EXT_SUFFIX')}"
-    compiler = os.environ.get("SPARSEFOLD_CC") or os.environ.get("CC") or "gcc"
-    command = [*shlex.split(compiler), *CFLAGS, f"-I{sysconfig.get_paths()['include']}",
+    compiler = _compiler()
+    command = [*shlex.split(compiler), *active_cflags(), f"-I{sysconfig.get_paths()['include']}",
                str(c_file), "-o", str(build_dir / so_name)]
     started = time.perf_counter()
     try:

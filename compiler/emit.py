@@ -40,6 +40,14 @@ from sparsefold.compiler.loops import (
     walk_exprs,
     walk_stmts,
 )
+from sparsefold.compiler.parallel import (
+    PARALLEL_HEADER,
+    SLOT,
+    check_parallel,
+    checks_inside,
+    has_parallel,
+    parallel_declarations,
+)
 from sparsefold.spec.c_library import declarations
 from sparsefold.spec.errors import InternalError
 
@@ -129,29 +137,33 @@ def _render(e: Expr) -> tuple[str, int]:
 
 # --- statements -------------------------------------------------------------------------------
 
-def _stmts(stmts, depth: int, out: list[str]) -> None:
+def _stmts(stmts, depth: int, out: list[str], row: str | None = None) -> None:
+    """Print ``stmts`` at ``depth``; ``row`` is the variable of the parallel loop they are
+    inside, if any (a failed check then goes to the thread's own slots)."""
     pad = "    " * depth
     for s in stmts:
         if isinstance(s, Assign):
             out.append(f"{pad}{s.var.name} = {render_expr(s.value)}")
         elif isinstance(s, Store):
             out.append(f"{pad}{s.array.name}[{render_expr(s.index)}] = {render_expr(s.value)}")
+        elif isinstance(s, For) and s.parallel:
+            _parallel_for(s, depth, out)
         elif isinstance(s, For):
             start = render_expr(s.start)
             head = f"range({render_expr(s.stop)})" if start == "0" else \
                 f"range({start}, {render_expr(s.stop)})"
             out.append(f"{pad}for {s.var.name} in {head}:")
-            _body(s.body, depth + 1, out)
+            _body(s.body, depth + 1, out, row)
         elif isinstance(s, While):
             out.append(f"{pad}while {render_expr(s.cond)}:")
-            _body(s.body, depth + 1, out)
+            _body(s.body, depth + 1, out, row)
         elif isinstance(s, If):
             for k, (cond, body) in enumerate(s.cases):
                 out.append(f"{pad}{'if' if k == 0 else 'elif'} {render_expr(cond)}:")
-                _body(body, depth + 1, out)
+                _body(body, depth + 1, out, row)
             if s.orelse:
                 out.append(f"{pad}else:")
-                _body(s.orelse, depth + 1, out)
+                _body(s.orelse, depth + 1, out, row)
         elif isinstance(s, Break):
             out.append(f"{pad}break")
         elif isinstance(s, Continue):
@@ -161,13 +173,19 @@ def _stmts(stmts, depth: int, out: list[str]) -> None:
         elif isinstance(s, Block):
             if s.note:
                 out.append(f"{pad}# {s.note}")
-            _stmts(s.body, depth, out)
+            _stmts(s.body, depth, out, row)
         elif isinstance(s, Memcpy):
             out.append(f"{pad}memcpy(&{s.dst.name}[{render_expr(s.dst_index)}], "
                        f"&{s.src.name}[{render_expr(s.src_index)}], "
                        f"{render_expr(s.count, 10)} * sizeof({s.dst.ctype}))")
         elif isinstance(s, Call):
             out.append(f"{pad}{s.name}({', '.join(render_expr(a) for a in s.args)})")
+        elif isinstance(s, Raise) and row is not None:
+            vals = [render_expr(v) for v in s.values] + ["0"] * (3 - len(s.values))
+            slot = f"sf_terr[sf_tid * {SLOT}"
+            out.append(f"{pad}if {slot}] == 0:")
+            for k, v in enumerate((str(s.site), row, *vals)):
+                out.append(f"{pad}    {slot}{f' + {k}' if k else ''}] = {v}")
         elif isinstance(s, Raise):
             vals = [render_expr(v) for v in s.values] + ["0"] * (3 - len(s.values))
             out.append(f"{pad}if sf_bad == 0:")
@@ -178,9 +196,46 @@ def _stmts(stmts, depth: int, out: list[str]) -> None:
             raise InternalError(f"cannot print {type(s).__name__}")
 
 
-def _body(stmts, depth: int, out: list[str]) -> None:
+def _parallel_for(s: For, depth: int, out: list[str]) -> None:
+    """A parallel loop (``parallel.py``): ``prange`` over the calling thread's OpenMP thread
+    count, static schedule (each thread a contiguous block of iterations); a failed check
+    inside goes to the thread's slots, merged after the loop (lowest iteration first)."""
+    pad = "    " * depth
+    checks = checks_inside(s)
+    start = render_expr(s.start)
+    out.append(f"{pad}# parallel: iterations on OpenMP threads (identical results for any "
+               "thread count)")
+    # prange needs C-typed bounds (it cannot type a Python-level max(...))
+    out.append(f"{pad}sf_hi = {render_expr(s.stop)}")
+    bounds = "sf_hi"
+    if start != "0":
+        out.append(f"{pad}sf_lo = {start}")
+        bounds = "sf_lo, sf_hi"
+    out.append(f"{pad}sf_nt = sf_max_threads()")
+    if checks:
+        out += [f"{pad}for sf_t in range(sf_nt * {SLOT}):", f"{pad}    sf_terr[sf_t] = 0"]
+    out.append(f"{pad}for {s.var.name} in prange({bounds}, num_threads=sf_nt, "
+               "schedule='static'):")
+    if checks:
+        out.append(f"{pad}    sf_tid = threadid()")
+    _body(s.body, depth + 1, out, s.var.name)
+    if not checks:
+        return
+    first = f"sf_terr[sf_t * {SLOT} + 1] < sf_terr[sf_pick * {SLOT} + 1]"
+    out += [f"{pad}sf_pick = -1",
+            f"{pad}for sf_t in range(sf_nt):",
+            f"{pad}    if sf_terr[sf_t * {SLOT}] != 0:",
+            f"{pad}        if sf_pick < 0 or {first}:",
+            f"{pad}            sf_pick = sf_t",
+            f"{pad}if sf_pick >= 0 and sf_bad == 0:",
+            f"{pad}    sf_bad = sf_terr[sf_pick * {SLOT}]"]
+    for k, slot in enumerate(("sf_a", "sf_b", "sf_c"), start=2):
+        out.append(f"{pad}    {slot} = sf_terr[sf_pick * {SLOT} + {k}]")
+
+
+def _body(stmts, depth: int, out: list[str], row: str | None = None) -> None:
     start = len(out)
-    _stmts(stmts, depth, out)
+    _stmts(stmts, depth, out, row)
     if all(line.lstrip().startswith("#") for line in out[start:]):
         out.append("    " * depth + "pass")
 
@@ -303,7 +358,7 @@ def _drop_dead(stmts, live: set[str]) -> tuple:
         if isinstance(s, Assign) and s.var.name not in live:
             continue
         if isinstance(s, For):
-            s = For(s.var, s.start, s.stop, _drop_dead(s.body, live))
+            s = For(s.var, s.start, s.stop, _drop_dead(s.body, live), s.parallel)
         elif isinstance(s, While):
             s = While(s.cond, _drop_dead(s.body, live))
         elif isinstance(s, Block):
@@ -351,6 +406,7 @@ def render_function(fn: Function) -> list[str]:
     ``def <name>(...)`` that turns array objects into pointers, calls it without the GIL and
     raises a recorded failure."""
     fn = dead_assignments_removed(fn)
+    check_parallel(fn)
     nret = len(fn.returns)
     params = _body_params(fn) + ["int64_t* sf_ret"]
     head = f"cdef void {body_name(fn)}({', '.join(params)}) noexcept nogil:"
@@ -359,7 +415,7 @@ def render_function(fn: Function) -> list[str]:
             ") noexcept nogil:"]
     else:
         head_lines = [head]
-    code = head_lines + _declarations(fn)
+    code = head_lines + _declarations(fn) + parallel_declarations(fn)
     if fn.checks:
         code.append("    sf_bad = 0")
     body: list[str] = []
@@ -439,6 +495,8 @@ def render_module(*, title: str, program_text: str, notes: list[str],
         BUFFER_ADDRESS_PYX,
         *_restrict_typedefs(functions),
     ]
+    if any(has_parallel(fn.body) for fn in functions):
+        header += ["", PARALLEL_HEADER]
     if sites:
         table = "_SF_SITES = (\n" + "".join(f"    ({k!r}, {w!r}),\n" for k, w in sites) + ")"
         fail = FAIL_DOMAIN_PY if any(k == "domain" for k, _ in sites) else FAIL_PY

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from sparsefold.compiler import threads
 from sparsefold.compiler.bounds import MapChecked, rows_first
 from sparsefold.compiler.emit import render_module
 from sparsefold.compiler.fastcall import FAST_HELPERS, fast_entry
@@ -36,6 +37,7 @@ from sparsefold.compiler.lower_stream import (
 )
 from sparsefold.compiler.lowering import Lowering
 from sparsefold.compiler.outputs import AppendOut, BufferOut, DenseOut, ScatterOut
+from sparsefold.compiler.parallel import has_parallel
 from sparsefold.compiler.plans import CoiterPlan, ContractPlan, DensePlan, StreamPlan
 from sparsefold.compiler.values import Values
 from sparsefold.compiler.workspace import SORT_HELPER, Workspace
@@ -140,6 +142,7 @@ class StageKernel:
         self._free_extents = [sz.python_function(tuple(size for _, size in piece.free))
                               for piece in plan.pieces]
         self._variants: dict[tuple, tuple[str, list, Any]] = {}
+        self._threaded: dict[tuple, bool] = {}  # variants with a parallel loop
         self._assemblers: dict[str, Any] = {}
         self.fast = None  # the last variant's fast entry (compiler/fastcall.py), if any
         self._lock = threading.Lock()
@@ -180,8 +183,10 @@ class StageKernel:
         elif p.loop == "bulk":
             lower_bulk(low, p.pieces, self.fmt, asm)
         elif p.loop == "row":
+            low.rows_parallel = not self.checked  # lower_stream._fill_parallel decides
             lower_rows(low, p.pieces, self.fmt.mode_order, program.shape, asm, values)
         else:
+            low.rows_parallel = type(asm) is DenseOut  # not through MapChecked: no proof
             lower_pieces(low, p.pieces, asm, values)
         asm.epilogue(low)
         if guard is not None:
@@ -281,6 +286,8 @@ class StageKernel:
                 key = (key[0], out_index, key[2])
                 src, functions, module = self._variant(key, index_dtypes, out_index)
         run = functions[0]
+        if self._threaded.get(key):
+            threads.apply(threads.threads_for(capacity))
         outputs = self._allocate(out_shape, capacity, out_index)
         outputs.update(scratch)
         argv = [self._arg(a, prepared, outputs, env) for a in run.params]
@@ -315,6 +322,7 @@ class StageKernel:
                 from sparsefold.compiler.build import load_module
                 src, functions = self.source(index_dtypes, out_index, key[2])
                 hit = (src, functions, load_module(src, name_hint=self.strategy))
+                self._threaded[key] = any(has_parallel(fn.body) for fn in functions)
                 self._variants[key] = hit
             self.fast = getattr(hit[2], "fast", None)
             return hit

@@ -215,12 +215,17 @@ class Store(Stmt):
 
 @dataclass(frozen=True, slots=True)
 class For(Stmt):
-    """``for var in range(start, stop): body`` (a C loop; ``var`` is int64)."""
+    """``for var in range(start, stop): body`` (a C loop; ``var`` is int64). ``parallel``:
+    the iterations are independent — each writes output cells no other iteration touches,
+    and every variable it assigns is assigned before it is read in that iteration — so they
+    may run on several threads (printed as ``prange``; see ``emit.py`` and docs/threads.md).
+    The lowering that sets it owns that proof; the printer re-checks the variables."""
 
     var: Var
     start: Expr
     stop: Expr
     body: tuple[Stmt, ...]
+    parallel: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -434,11 +439,11 @@ class Builder:
         return tuple(self._stack.pop())
 
     @contextmanager
-    def loop(self, var: Var, start, stop):
+    def loop(self, var: Var, start, stop, *, parallel: bool = False):
         self._stack.append([])
         yield
         body = self._pop()
-        self.emit(For(var, as_expr(start), as_expr(stop), body))
+        self.emit(For(var, as_expr(start), as_expr(stop), body, parallel))
 
     @contextmanager
     def while_(self, cond):

@@ -221,7 +221,7 @@ def _open_leaf_loops(low: Lowering, piece: StreamPiece, nest: _LoopNest, loops: 
         pos = b.fresh(f"q{li}")
         if level.full:
             size = index(leaf.shape[mode])
-            loops.open(b.loop(coord, 0, size))
+            loops.open(b.loop(coord, 0, size, parallel=li == 0 and _rows_parallel(piece, low)))
             nest.in_loop = True
             b.assign(pos, coord if _is_zero(parent) else Bin("+", Bin("*", parent, size), coord))
         elif level.has_pos:
@@ -245,6 +245,23 @@ def _open_leaf_loops(low: Lowering, piece: StreamPiece, nest: _LoopNest, loops: 
         nest.bind(names[mode].name, coord)
         parent = pos
     return Load(arrays.val, parent)
+
+
+def _rows_parallel(piece: StreamPiece, low: Lowering) -> bool:
+    """May the leaf's outer (full) loop run its iterations on several threads? When the
+    output is dense (``low.rows_parallel``: the kernel asked for it) and one output
+    coordinate is the loop's coordinate plus a constant: then two iterations write cells
+    that differ in that coordinate, never the same cell, and each cell sees its entries in
+    the order one thread would add them (SpMV's row sums, a row reduction)."""
+    if not low.rows_parallel or piece.leaf.format.kinds != ("full", "pos"):
+        return False
+    var = sz.in_coord(piece.leaf.format.mode_order[0]).name
+    for c in piece.coords:
+        shift = sz.substitute(c, {var: 0})
+        if var not in sz.free_symbols(shift) and not coordinate_symbols(shift) and \
+                sz.definitely_equal(c, sz.add(sz.Sym(var), shift)):
+            return True
+    return False
 
 
 def _is_zero(e: Expr) -> bool:
@@ -300,6 +317,9 @@ def lower_rows(low: Lowering, pieces: tuple[StreamPiece, ...], out_order, out_sh
     b = low.b
     r = b.fresh("r")
     row = sz.out_coord(out_order[0]).name
+    if _fill_parallel(low, pieces, asm):
+        _parallel_rows(low, pieces, out_order, out_shape, asm, values, r, row)
+        return
     with b.block("row-driven loop: output rows outermost; each piece contributes its source "
                  "row (backward map), in piece order"):
         with b.loop(r, 0, index(out_shape[out_order[0]])):
@@ -307,6 +327,55 @@ def lower_rows(low: Lowering, pieces: tuple[StreamPiece, ...], out_order, out_sh
                 with b.block(f"piece {n}: row of {piece.leaf.name} ({piece.leaf.format})"):
                     _row_piece(low, piece, out_order, r, row, asm, values)
             asm.end_row(low, r)
+
+
+def _fill_parallel(low: Lowering, pieces, asm) -> bool:
+    """May the row-driven loop fill a CSR output in parallel? When every output row's length
+    is known before its entries are read — the sum of its pieces' source row lengths: no
+    piece drops entries (no guard on an entry's coordinates, no broadcast) — each row's
+    start is a prefix sum, and rows are filled independently at their own offsets."""
+    if not low.rows_parallel or type(asm) is not AppendOut or asm.kinds != ("full", "pos"):
+        return False
+    for piece in pieces:
+        a = sz.in_coord(piece.leaf.format.mode_order[0]).name
+        if piece.free or piece.leaf.format.kinds != ("full", "pos") or any(
+                not coordinate_symbols(g) <= {a} for g in sz.conjuncts(piece.guard)):
+            return False
+    return True
+
+
+def _parallel_rows(low, pieces, out_order, out_shape, asm: AppendOut, values, r, row) -> None:
+    """Count, prefix sum, fill: the row lengths in parallel into ``pos[r + 1]``, their
+    prefix sum (one pass), then every row in parallel from ``pos[r]`` on. Each entry lands
+    where the serial loop puts it: the result is bit-identical for any thread count."""
+    b, ix = low.b, asm.ix
+    rows = index(out_shape[out_order[0]])
+    pos = asm.pos[1]
+    with b.block("parallel rows, pass 1: each output row's length (its pieces' source rows)"):
+        length = b.fresh("row_len")
+        with b.loop(r, 0, rows, parallel=True):
+            b.assign(length, Lit("0", INT))
+            for piece in pieces:
+                loops = _Loops()
+                src = _source_row(low, piece, row, r, loops)
+                p = low.leaf(piece.leaf).pos[1]
+                b.assign(length, length + Bin("-", Load(p, src + 1), Load(p, src)))
+                loops.close()
+            b.store(pos, r + 1, cast(ix, length))
+    t = b.fresh("t")
+    with b.block("prefix sum: row starts"):
+        with b.loop(t, 0, rows):
+            b.store(pos, t + 1, cast(ix, Bin("+", Load(pos, t + 1), Load(pos, t))))
+    whole, asm.n = asm.n, b.fresh("n_row")  # the row's own cursor: private to its thread
+    r2 = b.fresh("r")
+    with b.block("parallel rows, pass 2: each row filled from its start, pieces in order"):
+        with b.loop(r2, 0, rows, parallel=True):
+            b.assign(asm.n, Load(pos, r2))
+            for n, piece in enumerate(pieces):
+                with b.block(f"piece {n}: row of {piece.leaf.name} ({piece.leaf.format})"):
+                    _row_piece(low, piece, out_order, r2, row, asm, values)
+    asm.n = whole
+    b.assign(whole, Load(pos, rows))
 
 
 def _row_piece(low, piece, out_order, r, row, asm, values) -> None:

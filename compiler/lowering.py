@@ -91,6 +91,8 @@ class Lowering:
     index_dtypes: dict[str, dict[str, np.dtype]]
     unit_stride: frozenset[str] = frozenset()   # dense inputs whose last axis is contiguous
     check_reads: str = ""   # an unproved operator's name: dense reads are range-checked
+    # a dense output's row loops may run in parallel (lower_stream._rows_parallel decides)
+    rows_parallel: bool = False
     b: Builder = field(default_factory=Builder)
     sites: Sites = field(default_factory=Sites)
     params: list[Param] = field(default_factory=list)

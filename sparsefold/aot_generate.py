@@ -184,11 +184,30 @@ def _gcc():
     return bool(cc) and "gcc" in os.path.basename(cc[0]) and "clang" not in cc[0]
 
 
+def _openmp():
+    # the kernels' parallel loops use OpenMP when the compiler links a runtime; without
+    # -fopenmp they compile to serial loops (SPARSEFOLD_OPENMP=0 forces that)
+    import subprocess
+    cc = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "").split()
+    if not cc or os.environ.get("SPARSEFOLD_OPENMP", "1") == "0":
+        return []
+    for lib in ("libgomp.so", "libomp.so", "libgomp.dylib", "libomp.dylib"):
+        try:
+            path = subprocess.run(cc + ["-print-file-name=" + lib], capture_output=True,
+                                  text=True, timeout=60).stdout.strip()
+        except (OSError, subprocess.TimeoutExpired):
+            return []
+        if os.path.isabs(path) and os.path.exists(path):
+            return ["-fopenmp"]
+    return []
+
+
 def extensions():
     from Cython.Build import cythonize
     from setuptools import Extension
-    args = COMPILE_ARGS + (GCC_ONLY_ARGS if _gcc() else [])
-    exts = [Extension(name, [source], extra_compile_args=args)
+    omp = _openmp()
+    args = COMPILE_ARGS + (GCC_ONLY_ARGS if _gcc() else []) + omp
+    exts = [Extension(name, [source], extra_compile_args=args, extra_link_args=omp)
             for name, source in MODULES.items()]
     return cythonize(exts, compiler_directives=DIRECTIVES, quiet=True,
                      nthreads=min(len(exts), os.cpu_count() or 1) if len(exts) > 1 else 0)

@@ -115,10 +115,17 @@ def _dense_valued(program, assumed: tuple) -> bool:
 class JitFunction:
     """A traced, compiled function. Call it like the original."""
 
-    def __init__(self, fn: Callable, out: str | None = None, certify: bool = False):
+    def __init__(self, fn: Callable, out: str | None = None, certify: bool = False,
+                 threads: int | None = None):
         self.fn = fn
         self.out = out
         self.certify = certify
+        # the threads its kernels' parallel loops use (None: $SPARSEFOLD_NUM_THREADS, else
+        # the CPU count); small calls run on one (compiler/threads.py)
+        if threads is not None:
+            from sparsefold.compiler.threads import check_threads
+            threads = check_threads(threads)
+        self.threads = threads
         self._programs: dict[tuple, tuple] = {}
         self._recent: dict[tuple, tuple] = {}
         self._assumed: dict = {}   # program -> size equalities its trace assumed
@@ -216,15 +223,24 @@ class JitFunction:
             # are; None: it leaves the call to the checked path below
             fast = compiled.final.fast
             if fast is not None:
+                if any(compiled.final._threaded.values()):  # as the checked path sets it
+                    _threads_for_call(args, self.threads)
                 result = fast(*args) if positions is True else \
                     fast(*[args[p] for p in positions])
                 if result is not None:
                     return result
         values = {f"a{p}": a for p, a in enumerate(args) if not _is_scalar(a)}
+        if filled_program is not None:
+            values = _split_values(values, "mask")
+        if self.threads is None:
+            result = kernel(values, library)
+        else:
+            from sparsefold.compiler.threads import using
+            with using(self.threads):
+                result = kernel(values, library)
         if filled_program is None:
-            return kernel(values, library)
-        values = _split_values(values, "mask")
-        return _with_result_fill(filled_program, values, kernel(values, library))
+            return result
+        return _with_result_fill(filled_program, values, result)
 
 
 def _split_values(values: dict, mask: str) -> dict:
@@ -244,6 +260,18 @@ def _with_result_fill(program, values: dict, result):
     implicit (``spec.fills.implicit_value``; sizes bound by this call)."""
     env = bind_sizes([n for n in topological(program) if isinstance(n, Input)], values)
     return with_fill(result, implicit_value(program, env))
+
+
+def _threads_for_call(args, n: int | None) -> None:
+    """The calling thread's OpenMP setting for a kernel with parallel loops, as
+    ``StageKernel.__call__`` makes it (``compiler/threads.py``): one thread below the measured
+    work (the arguments' stored entries), else ``n`` or the default."""
+    from sparsefold.compiler import threads
+    work = sum(a.nnz if hasattr(a, "nnz") else getattr(a, "size", 0) for a in args)
+    if work < threads.PARALLEL_MIN_WORK:
+        threads.apply((1, True))
+    else:
+        threads.apply((n, True) if n is not None else threads.requested())
 
 
 def _fast_positions(kernel, args) -> tuple:
@@ -344,17 +372,21 @@ def _is_scalar(a) -> bool:
     return isinstance(a, (bool, int, float, complex, np.generic))
 
 
-def jit(fn: Callable | None = None, *, out: str | None = None, certify: bool = False):
+def jit(fn: Callable | None = None, *, out: str | None = None, certify: bool = False,
+        threads: int | None = None):
     """Compile ``fn`` (a function of arrays returning a sparsefold array) into fused kernels,
     one per argument signature, built on first call. ``out``: "csr", "csc", "coo", "dcsr" or
     "dense"; default: dense when the result is dense-valued (``A @ x``, a reduction, ``A +
     1``, as scipy returns them), else the first sparse argument's format, else dense.
     ``certify``: each kernel's certificate (``verify.prove_kernel``) is proved when it is
     compiled, and its digest is a line ``# certificate: sha256:...`` of the kernel's
-    header (``sf.show`` prints it); without it, kernels are not certified."""
+    header (``sf.show`` prints it); without it, kernels are not certified.
+    ``threads``: how many threads a kernel's parallel loops may use (default:
+    ``$SPARSEFOLD_NUM_THREADS``, else the CPU count; calls below a measured size use one;
+    results are identical for every count — docs/threads.md)."""
     if fn is None:
-        return lambda f: JitFunction(f, out, certify)
-    return JitFunction(fn, out, certify)
+        return lambda f: JitFunction(f, out, certify, threads)
+    return JitFunction(fn, out, certify, threads)
 
 
 def _canonical(x: LazyArray):

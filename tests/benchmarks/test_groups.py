@@ -252,3 +252,23 @@ def test_overhead_micro_benchmark_reports_a_breakdown():
     tree = overhead.breakdown(ours, calls=20)
     assert tree and tree[0][0] == 0
     assert abs(sum(f for depth, _, f in tree if depth == 0) - 1.0) < 0.05
+
+
+def test_threads_option_times_sparsefold_at_one_and_n_threads(matrix_dir, tmp_path,
+                                                             monkeypatch):
+    monkeypatch.setattr(peers, "NT_THREADS", None)  # main sets it; restored after the test
+    out, out2 = tmp_path / "paper", tmp_path / "compute"
+    assert main(["bench", "--kernels", "dv_sum_vstack_csr_csr_mul_dv", "--matrices", "tiny",
+                 "--matrix-dir", str(matrix_dir), "--out", str(out), "--repeat", "2",
+                 "--no-plots", "--no-progress", "--no-peers", "--threads", "3",
+                 "--malloc", "system"]) == 0
+    assert main(["bench", "--group", "compute", "--kernels", "spmv", "--matrices", "tiny",
+                 "--matrix-dir", str(matrix_dir), "--out", str(out2), "--repeat", "2",
+                 "--no-plots", "--no-progress", "--no-peers", "--threads", "3",
+                 "--malloc", "system"]) == 0
+    assert peers.NT_THREADS == 3
+    rows = _rows(out) + _rows(out2)
+    for kernel in ("dv_sum_vstack_csr_csr_mul_dv", "spmv"):
+        by_system = {r["system"]: r for r in rows if r["kernel"] == kernel}
+        assert by_system["sparsefold"]["status"] == "ok", by_system["sparsefold"]
+        assert by_system["sparsefold_nt"]["status"] == "ok", by_system["sparsefold_nt"]

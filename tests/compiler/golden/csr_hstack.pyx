@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: stream -> csr
-# sparsefold compiler 0.2.0; source hash d34d55c7a7244bea
+# sparsefold compiler 0.2.0; source hash 029354d36fef5717
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -33,6 +33,20 @@ cdef void* _sf_address(object array, Py_ssize_t itemsize, bint writable) except?
 cdef extern from *:
     ctypedef float* float_restrict "float * __restrict__"
     ctypedef int32_t* int32_t_restrict "int32_t * __restrict__"
+
+from cython.parallel cimport prange, threadid
+
+cdef extern from *:
+    """
+    #ifdef _OPENMP
+    #include <omp.h>
+    #define sf_max_threads() (omp_get_max_threads() < 64 ? omp_get_max_threads() \
+                              : 64)
+    #else
+    #define sf_max_threads() 1
+    #endif
+    """
+    int sf_max_threads() nogil
 
 def _sf_fail(site, a, b, c):
     # the first failed check of the call: which array, what was found
@@ -209,9 +223,13 @@ cdef void _run_body(
         float_restrict out_val,
         int64_t* sf_ret,
 ) noexcept nogil:
-    cdef int64_t i0, i0_2, m, n, pos_bad, r, range_v, range_v_2, seg_len, seg_len_2, seg_start
-    cdef int64_t seg_start_2, sf_a, sf_b, sf_bad, sf_c, t, t_2, t_3
+    cdef int64_t i0, i0_2, i0_3, i0_4, m, n, n_row, pos_bad, r, r_2, range_v, range_v_2, row_len
+    cdef int64_t seg_len, seg_len_2, seg_start, seg_start_2, sf_a, sf_b, sf_bad, sf_c, t, t_2, t_3
+    cdef int64_t t_4
     cdef uint32_t range_bad32, range_bad32_2, range_c32, range_c32_2, range_lim32, range_lim32_2
+    cdef int sf_nt, sf_t, sf_pick, sf_tid
+    cdef int64_t sf_lo, sf_hi
+    cdef int64_t sf_terr[512]
     sf_bad = 0
     # a0: rows in order before anything reads them
     pos_bad = 0
@@ -243,55 +261,88 @@ cdef void _run_body(
         n = 0
         m = 0
         out_pos1[0] = 0
-        # row-driven loop: output rows outermost; each piece contributes its source row (backward map), in piece order
-        for r in range(S_n0):
-            # piece 0: row of a0 (csr)
+        # parallel rows, pass 1: each output row's length (its pieces' source rows)
+        # parallel: iterations on OpenMP threads (identical results for any thread count)
+        sf_hi = S_n0
+        sf_nt = sf_max_threads()
+        for r in prange(sf_hi, num_threads=sf_nt, schedule='static'):
+            row_len = 0
             i0 = r
+            row_len = row_len + (in_a0_pos1[i0 + 1] - in_a0_pos1[i0])
+            i0_2 = r
+            row_len = row_len + (in_a1_pos1[i0_2 + 1] - in_a1_pos1[i0_2])
+            out_pos1[r + 1] = <int32_t>row_len
+        # prefix sum: row starts
+        for t_2 in range(S_n0):
+            out_pos1[t_2 + 1] = out_pos1[t_2 + 1] + out_pos1[t_2]
+        # parallel rows, pass 2: each row filled from its start, pieces in order
+        # parallel: iterations on OpenMP threads (identical results for any thread count)
+        sf_hi = S_n0
+        sf_nt = sf_max_threads()
+        for sf_t in range(sf_nt * 8):
+            sf_terr[sf_t] = 0
+        for r_2 in prange(sf_hi, num_threads=sf_nt, schedule='static'):
+            sf_tid = threadid()
+            n_row = out_pos1[r_2]
+            # piece 0: row of a0 (csr)
+            i0_3 = r_2
             # the row is copied unchanged: bulk copy (inner coordinate shifted)
-            seg_start = in_a0_pos1[i0]
-            seg_len = in_a0_pos1[i0 + 1] - seg_start
+            seg_start = in_a0_pos1[i0_3]
+            seg_len = in_a0_pos1[i0_3 + 1] - seg_start
             range_lim32 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
             range_bad32 = 0
-            for t_2 in range(seg_len):
-                range_c32 = <uint32_t>in_a0_crd1[seg_start + t_2]
+            for t_3 in range(seg_len):
+                range_c32 = <uint32_t>in_a0_crd1[seg_start + t_3]
                 range_bad32 = range_bad32 | (range_c32 >= range_lim32)
-                out_crd1[n + t_2] = <int32_t>range_c32
-                out_val[n + t_2] = in_a0_val[seg_start + t_2]
+                out_crd1[n_row + t_3] = <int32_t>range_c32
+                out_val[n_row + t_3] = in_a0_val[seg_start + t_3]
             if range_bad32:
-                for t_2 in range(seg_len):
-                    range_v = in_a0_crd1[seg_start + t_2]
+                for t_3 in range(seg_len):
+                    range_v = in_a0_crd1[seg_start + t_3]
                     if <uint64_t>range_v >= <uint64_t>S_n1:
-                        if sf_bad == 0:
-                            sf_bad = 3
-                            sf_a = range_v
-                            sf_b = S_n1
-                            sf_c = 0
+                        if sf_terr[sf_tid * 8] == 0:
+                            sf_terr[sf_tid * 8] = 3
+                            sf_terr[sf_tid * 8 + 1] = r_2
+                            sf_terr[sf_tid * 8 + 2] = range_v
+                            sf_terr[sf_tid * 8 + 3] = S_n1
+                            sf_terr[sf_tid * 8 + 4] = 0
                         range_v = 0
-            n = n + seg_len
+            n_row = n_row + seg_len
             # piece 1: row of a1 (csr)
-            i0_2 = r
+            i0_4 = r_2
             # the row is copied unchanged: bulk copy (inner coordinate shifted)
-            seg_start_2 = in_a1_pos1[i0_2]
-            seg_len_2 = in_a1_pos1[i0_2 + 1] - seg_start_2
+            seg_start_2 = in_a1_pos1[i0_4]
+            seg_len_2 = in_a1_pos1[i0_4 + 1] - seg_start_2
             range_lim32_2 = <uint32_t>(S_n2 if S_n2 < <int64_t>2147483648 else <int64_t>2147483648)
             range_bad32_2 = 0
-            for t_3 in range(seg_len_2):
-                range_c32_2 = <uint32_t>in_a1_crd1[seg_start_2 + t_3]
+            for t_4 in range(seg_len_2):
+                range_c32_2 = <uint32_t>in_a1_crd1[seg_start_2 + t_4]
                 range_bad32_2 = range_bad32_2 | (range_c32_2 >= range_lim32_2)
-                out_crd1[n + t_3] = <int32_t>(range_c32_2 + <uint32_t>S_n1)
-                out_val[n + t_3] = in_a1_val[seg_start_2 + t_3]
+                out_crd1[n_row + t_4] = <int32_t>(range_c32_2 + <uint32_t>S_n1)
+                out_val[n_row + t_4] = in_a1_val[seg_start_2 + t_4]
             if range_bad32_2:
-                for t_3 in range(seg_len_2):
-                    range_v_2 = in_a1_crd1[seg_start_2 + t_3]
+                for t_4 in range(seg_len_2):
+                    range_v_2 = in_a1_crd1[seg_start_2 + t_4]
                     if <uint64_t>range_v_2 >= <uint64_t>S_n2:
-                        if sf_bad == 0:
-                            sf_bad = 4
-                            sf_a = range_v_2
-                            sf_b = S_n2
-                            sf_c = 0
+                        if sf_terr[sf_tid * 8] == 0:
+                            sf_terr[sf_tid * 8] = 4
+                            sf_terr[sf_tid * 8 + 1] = r_2
+                            sf_terr[sf_tid * 8 + 2] = range_v_2
+                            sf_terr[sf_tid * 8 + 3] = S_n2
+                            sf_terr[sf_tid * 8 + 4] = 0
                         range_v_2 = 0
-            n = n + seg_len_2
-            out_pos1[r + 1] = <int32_t>n
+            n_row = n_row + seg_len_2
+        sf_pick = -1
+        for sf_t in range(sf_nt):
+            if sf_terr[sf_t * 8] != 0:
+                if sf_pick < 0 or sf_terr[sf_t * 8 + 1] < sf_terr[sf_pick * 8 + 1]:
+                    sf_pick = sf_t
+        if sf_pick >= 0 and sf_bad == 0:
+            sf_bad = sf_terr[sf_pick * 8]
+            sf_a = sf_terr[sf_pick * 8 + 2]
+            sf_b = sf_terr[sf_pick * 8 + 3]
+            sf_c = sf_terr[sf_pick * 8 + 4]
+        n = out_pos1[S_n0]
     sf_ret[0] = n
     sf_ret[1] = m
     sf_ret[2] = sf_bad

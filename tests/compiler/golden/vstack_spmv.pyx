@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: stream -> dense
-# sparsefold compiler 0.2.0; source hash 260d7e8113240b20
+# sparsefold compiler 0.2.0; source hash 6dd3b053cb65102b
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -42,6 +42,20 @@ cdef void* _sf_address(object array, Py_ssize_t itemsize, bint writable) except?
 cdef extern from *:
     ctypedef float* float_restrict "float * __restrict__"
     ctypedef int32_t* int32_t_restrict "int32_t * __restrict__"
+
+from cython.parallel cimport prange, threadid
+
+cdef extern from *:
+    """
+    #ifdef _OPENMP
+    #include <omp.h>
+    #define sf_max_threads() (omp_get_max_threads() < 64 ? omp_get_max_threads() \
+                              : 64)
+    #else
+    #define sf_max_threads() 1
+    #endif
+    """
+    int sf_max_threads() nogil
 
 def _sf_fail(site, a, b, c):
     # the first failed check of the call: which array, what was found
@@ -222,6 +236,9 @@ cdef void _run_body(
     cdef int64_t i0, i0_2, i1, i1_2, o0, o0_2, pos_bad, q0, q0_2, q1, q1_2, range_v, range_v_2
     cdef int64_t sf_a, sf_b, sf_bad, sf_c, t, t_2, t_3
     cdef uint32_t row_bad32, row_bad32_2, row_lim32, row_lim32_2
+    cdef int sf_nt, sf_t, sf_pick, sf_tid
+    cdef int64_t sf_lo, sf_hi
+    cdef int64_t sf_terr[512]
     sf_bad = 0
     # a0: rows in order before anything reads them
     pos_bad = 0
@@ -251,7 +268,13 @@ cdef void _run_body(
                 break
     if sf_bad == 0:
         # piece 0: entries of a0 (csr) in storage order -> output coordinates _i0
-        for i0 in range(S_n0):
+        # parallel: iterations on OpenMP threads (identical results for any thread count)
+        sf_hi = S_n0
+        sf_nt = sf_max_threads()
+        for sf_t in range(sf_nt * 8):
+            sf_terr[sf_t] = 0
+        for i0 in prange(sf_hi, num_threads=sf_nt, schedule='static'):
+            sf_tid = threadid()
             q0 = i0
             o0 = i0
             row_lim32 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
@@ -262,11 +285,12 @@ cdef void _run_body(
                 for t_2 in range(in_a0_pos1[q0], in_a0_pos1[q0 + 1]):
                     range_v = in_a0_crd1[t_2]
                     if <uint64_t>range_v >= <uint64_t>S_n1:
-                        if sf_bad == 0:
-                            sf_bad = 3
-                            sf_a = range_v
-                            sf_b = S_n1
-                            sf_c = 0
+                        if sf_terr[sf_tid * 8] == 0:
+                            sf_terr[sf_tid * 8] = 3
+                            sf_terr[sf_tid * 8 + 1] = i0
+                            sf_terr[sf_tid * 8 + 2] = range_v
+                            sf_terr[sf_tid * 8 + 3] = S_n1
+                            sf_terr[sf_tid * 8 + 4] = 0
                         range_v = 0
             if not row_bad32:
                 acc = (<float>0.0)
@@ -275,8 +299,24 @@ cdef void _run_body(
                     v = <float>(in_a0_val[q1] * in_a2_val[i1*in_a2_st0])
                     acc = <float>(acc + v)
                 out_val[o0] = <float>(out_val[o0] + acc)
+        sf_pick = -1
+        for sf_t in range(sf_nt):
+            if sf_terr[sf_t * 8] != 0:
+                if sf_pick < 0 or sf_terr[sf_t * 8 + 1] < sf_terr[sf_pick * 8 + 1]:
+                    sf_pick = sf_t
+        if sf_pick >= 0 and sf_bad == 0:
+            sf_bad = sf_terr[sf_pick * 8]
+            sf_a = sf_terr[sf_pick * 8 + 2]
+            sf_b = sf_terr[sf_pick * 8 + 3]
+            sf_c = sf_terr[sf_pick * 8 + 4]
         # piece 1: entries of a1 (csr) in storage order -> output coordinates _i0 + n0
-        for i0_2 in range(S_n2):
+        # parallel: iterations on OpenMP threads (identical results for any thread count)
+        sf_hi = S_n2
+        sf_nt = sf_max_threads()
+        for sf_t in range(sf_nt * 8):
+            sf_terr[sf_t] = 0
+        for i0_2 in prange(sf_hi, num_threads=sf_nt, schedule='static'):
+            sf_tid = threadid()
             q0_2 = i0_2
             o0_2 = (i0_2 + S_n0)
             row_lim32_2 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
@@ -287,11 +327,12 @@ cdef void _run_body(
                 for t_3 in range(in_a1_pos1[q0_2], in_a1_pos1[q0_2 + 1]):
                     range_v_2 = in_a1_crd1[t_3]
                     if <uint64_t>range_v_2 >= <uint64_t>S_n1:
-                        if sf_bad == 0:
-                            sf_bad = 4
-                            sf_a = range_v_2
-                            sf_b = S_n1
-                            sf_c = 0
+                        if sf_terr[sf_tid * 8] == 0:
+                            sf_terr[sf_tid * 8] = 4
+                            sf_terr[sf_tid * 8 + 1] = i0_2
+                            sf_terr[sf_tid * 8 + 2] = range_v_2
+                            sf_terr[sf_tid * 8 + 3] = S_n1
+                            sf_terr[sf_tid * 8 + 4] = 0
                         range_v_2 = 0
             if not row_bad32_2:
                 acc_2 = (<float>0.0)
@@ -300,6 +341,16 @@ cdef void _run_body(
                     v_2 = <float>(in_a1_val[q1_2] * in_a2_val[i1_2*in_a2_st0])
                     acc_2 = <float>(acc_2 + v_2)
                 out_val[o0_2] = <float>(out_val[o0_2] + acc_2)
+        sf_pick = -1
+        for sf_t in range(sf_nt):
+            if sf_terr[sf_t * 8] != 0:
+                if sf_pick < 0 or sf_terr[sf_t * 8 + 1] < sf_terr[sf_pick * 8 + 1]:
+                    sf_pick = sf_t
+        if sf_pick >= 0 and sf_bad == 0:
+            sf_bad = sf_terr[sf_pick * 8]
+            sf_a = sf_terr[sf_pick * 8 + 2]
+            sf_b = sf_terr[sf_pick * 8 + 3]
+            sf_c = sf_terr[sf_pick * 8 + 4]
     sf_ret[0] = 0
     sf_ret[1] = sf_bad
     sf_ret[2] = sf_a
