@@ -109,16 +109,19 @@ def _entry_obligations(program) -> list[KernelObligation]:
 
 
 def _function_obligations(program) -> list[KernelObligation]:
+    """Each function's zero algebra in the dtype kind this kernel computes it in."""
+    from sparsefold.compiler.values import loop_dtypes
     from sparsefold.spec.compute import Map
     from sparsefold.verify.zero_algebra import prove_function
     out, seen = [], set()
     for n in topological(program):
-        if isinstance(n, Map) and n.fn.name not in seen:
-            seen.add(n.fn.name)
+        kind = loop_dtypes(n)[0][0].kind if isinstance(n, Map) else None
+        if isinstance(n, Map) and (n.fn.name, kind) not in seen:
+            seen.add((n.fn.name, kind))
             t0 = time.perf_counter()
             report = prove_function(n.fn)
-            out.append(KernelObligation(f"function {n.fn.name}", report.summary(),
-                                        report.status, time.perf_counter() - t0))
+            out.append(KernelObligation(f"function {n.fn.name}", f"[{kind}] {report.summary()}",
+                                        report.status_in(kind), time.perf_counter() - t0))
     return out
 
 
