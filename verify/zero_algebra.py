@@ -136,8 +136,9 @@ class _Reader:
         if isinstance(sort, z3.FPSortRef):
             return z3.FPVal(float(value), None, sort, self.ctx)
         if isinstance(sort, z3.BitVecSortRef):
-            if float(value) != int(value):
-                raise _Unread(f"the constant {value!r} in an integer reading")
+            if isinstance(value, float) or float(value) != int(value):
+                # C computes in double, then converts to the integer result: not modelled
+                raise _Unread(f"the double constant {value!r} with an integer operand")
             return z3.BitVecVal(int(value), 64, self.ctx)
         return z3.BoolVal(bool(value), self.ctx)
 

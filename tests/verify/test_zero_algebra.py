@@ -144,3 +144,15 @@ def test_z3_finds_the_value_no_sample_reaches():
     facts = {(f.kind, f.fact): f for f in prove_function(odd).facts}
     assert facts["f", "annihilates[0]"].status == "refuted"
     assert "x1=3.5" in facts["f", "annihilates[0]"].detail
+
+
+def test_the_committed_zero_algebra_reference_is_the_rendered_one():
+    from pathlib import Path
+
+    from sparsefold.verify.zero_algebra_doc import render
+    doc = Path(__file__).resolve().parents[2] / "docs" / "zero_algebra.md"
+    assert doc.read_text(encoding="utf-8") == render(), \
+        "regenerate: python -m sparsefold.verify.zero_algebra_doc > docs/zero_algebra.md"
+    for name in FUNCTIONS:
+        if not name.startswith("astype_"):
+            assert f"| `{name}` |" in render()
