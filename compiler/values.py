@@ -111,7 +111,22 @@ def apply_function(node: Map, args: list[Expr], ins) -> Expr:
         raise IllFormedProgram(
             f"not supported yet by the compiler: {fn.name} of {ins[0]} arguments (no C "
             f"reading in spec); use .interpret() or cast to float")
-    return Template(text, tuple(args), "")
+    return Template(text, tuple(args), _helper_ctype(text, ins[0]))
+
+
+def _helper_ctype(text: str, dt: np.dtype) -> str:
+    """The C type of ``text`` when it is one call of a helper returning the fused complex
+    type of its arguments (``sf_cmul``, ``sf_csign``, ...): the arguments' own; else unknown
+    (""). Known, the result needs no cast, and a Cython cast between complex types rebuilds
+    the value as ``re + im * I``, which turns ``inf + nan j`` into ``nan + nan j``."""
+    from sparsefold.spec.c_library import C_LIBRARY
+    name, _, rest = text.partition("(")
+    helper = C_LIBRARY.get(name)
+    if (dt.kind == "c" and rest.endswith(")") and helper is not None
+            and helper.source == "helper"
+            and helper.text.startswith(f"cdef inline sf_cfloat {name}(")):
+        return ctype(dt)
+    return ""
 
 
 def monoid_combine(monoid, acc: Expr, x: Expr, dt: np.dtype) -> Expr:

@@ -205,6 +205,86 @@ cdef inline sf_cfloat sf_cdiv(sf_cfloat a, sf_cfloat b) noexcept nogil:
         re = (ar * rat + ai) * scl
         im = (ai * rat - ar) * scl
     return CMPLX(re, im)""", ("sf_cfloat", "_sf_cdiv_f", "CMPLX", "fabs")),
+    # NumPy's complex reciprocal loop (Smith's method on 1 / z; 1 / 0 is nan + nan j)
+    "sf_creciprocal": ("""\
+cdef inline sf_cfloat sf_creciprocal(sf_cfloat z) noexcept nogil:
+    cdef double zr = z.real, zi = z.imag, r, d
+    if sf_cfloat is floatcomplex:
+        return _sf_creciprocal_f(z.real, z.imag)
+    if fabs(zi) <= fabs(zr):
+        r = zi / zr
+        d = zr + zi * r
+        return CMPLX(1 / d, -r / d)
+    r = zr / zi
+    d = zr * r + zi
+    return CMPLX(r / d, -1 / d)""", ("sf_cfloat", "_sf_creciprocal_f", "CMPLX", "fabs")),
+    "_sf_creciprocal_f": ("""\
+cdef inline float complex _sf_creciprocal_f(float zr, float zi) noexcept nogil:
+    cdef float r, d
+    if fabs(zi) <= fabs(zr):
+        r = zi / zr
+        d = zr + zi * r
+        return CMPLXF(1 / d, -r / d)
+    r = zr / zi
+    d = zr * r + zi
+    return CMPLXF(r / d, -1 / d)""", ("CMPLXF", "fabs")),
+    # NumPy 2's complex sign: z / |z|, with its rules for nan, infinities and 0
+    "sf_csign": ("""\
+cdef inline sf_cfloat sf_csign(sf_cfloat z) noexcept nogil:
+    cdef double zr = z.real, zi = z.imag, a = hypot(zr, zi), re, im
+    if isnan(a) or (isinf(zr) and isinf(zi)):
+        re = NAN
+        im = NAN
+    elif isinf(a):
+        re = (1 if zr > 0 else -1) if isinf(zr) else 0
+        im = 0 if isinf(zr) else (1 if zi > 0 else -1)
+    elif a == 0:
+        re = 0
+        im = 0
+    else:
+        re = zr / a
+        im = zi / a
+    if sf_cfloat is floatcomplex:
+        return CMPLXF(<float>re, <float>im)
+    return CMPLX(re, im)""", ("sf_cfloat", "hypot", "isnan", "isinf", "CMPLX", "CMPLXF")),
+    # NumPy's nc_expm1, nc_log1p, nc_log2, nc_log10 (funcs.inc.src), computed in double
+    "sf_cexpm1": ("""\
+cdef inline sf_cfloat sf_cexpm1(sf_cfloat z) noexcept nogil:
+    cdef double zr = z.real, zi = z.imag, a = sin(zi / 2)
+    cdef double re = expm1(zr) * cos(zi) - 2 * a * a, im = exp(zr) * sin(zi)
+    if sf_cfloat is floatcomplex:
+        return CMPLXF(<float>re, <float>im)
+    return CMPLX(re, im)""", ("sf_cfloat", "sin", "cos", "exp", "expm1", "CMPLX", "CMPLXF")),
+    "sf_clog1p": ("""\
+cdef inline sf_cfloat sf_clog1p(sf_cfloat z) noexcept nogil:
+    cdef double zr = z.real, zi = z.imag
+    cdef double re = log(hypot(zr + 1, zi)), im = atan2(zi, zr + 1)
+    if sf_cfloat is floatcomplex:
+        return CMPLXF(<float>re, <float>im)
+    return CMPLX(re, im)""", ("sf_cfloat", "log", "hypot", "atan2", "CMPLX", "CMPLXF")),
+    "sf_clogscaled": ("""\
+cdef inline sf_cfloat sf_clogscaled(sf_cfloat z, double scale) noexcept nogil:
+    cdef double complex w = clog(CMPLX(z.real, z.imag))
+    if sf_cfloat is floatcomplex:
+        return CMPLXF(<float>(w.real * scale), <float>(w.imag * scale))
+    return CMPLX(w.real * scale, w.imag * scale)""", ("sf_cfloat", "clog", "CMPLX", "CMPLXF")),
+    # NumPy's complex order (loops.c.src CLT/CLE): lexicographic, real part first; a nan
+    # imaginary part makes a strict real comparison false
+    "sf_cless": ("""\
+cdef inline bint sf_cless(sf_cfloat x, sf_cfloat y, bint or_equal) noexcept nogil:
+    if x.real < y.real:
+        return x.imag == x.imag and y.imag == y.imag
+    if x.real == y.real:
+        return x.imag < y.imag or (or_equal and x.imag == y.imag)
+    return False""", ("sf_cfloat",)),
+    # NumPy's complex maximum/minimum: x wins when it holds a nan or compares >= (<=) y
+    "sf_cselect": ("""\
+cdef inline sf_cfloat sf_cselect(sf_cfloat x, sf_cfloat y, bint greater) noexcept nogil:
+    if x.real != x.real or x.imag != x.imag:
+        return x
+    if (sf_cless(y, x, True) if greater else sf_cless(x, y, True)):
+        return x
+    return y""", ("sf_cfloat", "sf_cless")),
     "_sf_cdiv_f": ("""\
 cdef inline float complex _sf_cdiv_f(float ar, float ai, float br, float bi) noexcept nogil:
     cdef float rat, scl

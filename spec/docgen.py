@@ -386,7 +386,10 @@ def _section_functions() -> list[str]:
         "integers) where C's meaning differs (`maximum` must propagate NaN); a kind without "
         "one is not compiled yet. "
         "User functions are added with `register_function`; declared facts are checked on "
-        "sample values.", "",
+        "sample values. How each built-in's zero algebra is known — proved by Z3 on its C "
+        "text, or probed numerically against NumPy — per dtype kind, with the reasons a kind "
+        "is not proved: [zero_algebra.md](zero_algebra.md) (rendered by the verifier: "
+        "`python -m sparsefold.verify.zero_algebra_doc`).", "",
     ]
     rows = []
     for name, fn in FUNCTIONS.items():

@@ -60,19 +60,26 @@ _builtin("abs", 1, np.abs,
          annihilation_needs_finite=False)
 _builtin("square", 1, np.square, (("biuf", "({0} * {0})"), ("c", "sf_cmul({0}, {0})")), "x * x",
          annihilates=(0,), annihilation_needs_finite=False)
-_builtin("reciprocal", 1, np.reciprocal, (("f", "(1 / {0})"),),
-         "1 / x (integer reciprocal is not compiled: NumPy casts 1.0/x to the integer type)")
+_builtin("reciprocal", 1, np.reciprocal,
+         (("f", "(1 / {0})"), ("iu", "(1.0 / {0})"), ("c", "sf_creciprocal({0})")),
+         "1 / x (integers: NumPy's 1.0 / x converted to the integer type, so 1, -1 or 0; "
+         "x == 0 gives C's conversion of inf, as NumPy's loop does: undefined in C, on x86-64 "
+         "0 for 8/16-bit types and the smallest value for 32/64-bit ones)")
 _builtin("sign", 1, np.sign,
          (("f", "((({0} > 0) - ({0} < 0)) if {0} == {0} else {0})"),
-          ("i", "(({0} > 0) - ({0} < 0))"), ("u", "({0} > 0)")),
-         "-1, 0 or 1 (nan stays nan; complex: x / abs(x), not compiled)", annihilates=(0,),
-         annihilation_needs_finite=False)
+          ("i", "(({0} > 0) - ({0} < 0))"), ("u", "({0} > 0)"), ("c", "sf_csign({0})")),
+         "-1, 0 or 1 (nan stays nan; complex: x / abs(x), NumPy 2's rules for nan and inf)",
+         annihilates=(0,), annihilation_needs_finite=False)
 _builtin("maximum", 2, np.maximum,
-         (("f", "({0} if ({0} >= {1} or {0} != {0}) else {1})"), ("biu", "max({0}, {1})")),
-         "max(x, y), nan propagates", commutative=True, associative=True)
+         (("f", "({0} if ({0} >= {1} or {0} != {0}) else {1})"), ("biu", "max({0}, {1})"),
+          ("c", "sf_cselect({0}, {1}, 1)")),
+         "max(x, y), nan propagates (complex: NumPy's lexicographic order)", commutative=True,
+         associative=True)
 _builtin("minimum", 2, np.minimum,
-         (("f", "({0} if ({0} <= {1} or {0} != {0}) else {1})"), ("biu", "min({0}, {1})")),
-         "min(x, y), nan propagates", commutative=True, associative=True)
+         (("f", "({0} if ({0} <= {1} or {0} != {0}) else {1})"), ("biu", "min({0}, {1})"),
+          ("c", "sf_cselect({0}, {1}, 0)")),
+         "min(x, y), nan propagates (complex: NumPy's lexicographic order)", commutative=True,
+         associative=True)
 _builtin("clip", 3, np.clip, (("f", "sf_clip_f({0}, {1}, {2})"),
                                ("biu", "min(max({0}, {1}), {2})")),
          "min(max(x, lo), hi) (NumPy's order: lo > hi gives hi; nan propagates)",
@@ -82,8 +89,11 @@ _builtin("clip", 3, np.clip, (("f", "sf_clip_f({0}, {1}, {2})"),
 for _name, _np, _sym in [("less", np.less, "<"), ("less_equal", np.less_equal, "<="),
                          ("equal", np.equal, "=="), ("not_equal", np.not_equal, "!="),
                          ("greater", np.greater, ">"), ("greater_equal", np.greater_equal, ">=")]:
-    _kinds = _EVERY if _sym in ("==", "!=") else "biuf"  # complex order: not compiled
-    _builtin(_name, 2, _np, ((_kinds, f"({{0}} {_sym} {{1}})"),), f"x {_sym} y (bool)",
+    # complex order: NumPy's lexicographic one (real part first), sf_cless
+    _c = {"<": "sf_cless({0}, {1}, 0)", "<=": "sf_cless({0}, {1}, 1)",
+          ">": "sf_cless({1}, {0}, 0)", ">=": "sf_cless({1}, {0}, 1)"}.get(_sym)
+    _builtin(_name, 2, _np, ((_EVERY if _c is None else "biuf", f"({{0}} {_sym} {{1}})"),)
+             + ((("c", _c),) if _c else ()), f"x {_sym} y (bool)",
              commutative=_name in ("equal", "not_equal"))
 _builtin("logical_and", 2, np.logical_and, "(({0} != 0) and ({1} != 0))", "x and y (bool)",
          annihilates=(0, 1), annihilation_needs_finite=False, commutative=True,
@@ -116,11 +126,11 @@ _builtin("bitwise_right_shift", 2, np.right_shift, (("iu", "sf_right_shift({0}, 
 # name, NumPy meaning, f(0) == 0 (declared; check_facts checks it), complex reading, doc
 UNARY_MATH = [
     ("exp", np.exp, False, "cexp", "e ** x"),
-    ("expm1", np.expm1, True, None, "e ** x - 1, accurate near 0"),
+    ("expm1", np.expm1, True, "sf_cexpm1", "e ** x - 1, accurate near 0"),
     ("log", np.log, False, "clog", "natural logarithm (log 0 is -inf)"),
-    ("log1p", np.log1p, True, None, "log(1 + x), accurate near 0"),
-    ("log2", np.log2, False, None, "base-2 logarithm"),
-    ("log10", np.log10, False, None, "base-10 logarithm"),
+    ("log1p", np.log1p, True, "sf_clog1p", "log(1 + x), accurate near 0"),
+    ("log2", np.log2, False, "sf_clogscaled", "base-2 logarithm"),
+    ("log10", np.log10, False, "sf_clogscaled", "base-10 logarithm"),
     ("sqrt", np.sqrt, True, "csqrt", "square root (nan below 0)"),
     ("sin", np.sin, True, "csin", "sine"),
     ("cos", np.cos, False, "ccos", "cosine"),
@@ -136,7 +146,9 @@ UNARY_MATH = [
     ("atanh", np.arctanh, True, "catanh", "inverse hyperbolic tangent"),
 ]
 for _name, _np, _zero, _complex, _doc in UNARY_MATH:
-    _c = (("f", f"{_name}({{0}})"),) + ((("c", f"{_complex}({{0}})"),) if _complex else ())
+    _scale = {"log2": ", 1.4426950408889634", "log10": ", 0.4342944819032518"}.get(_name, "")
+    _c = (("f", f"{_name}({{0}})"),) + ((("c", f"{_complex}({{0}}{_scale})"),) if _complex
+                                        else ())
     _builtin(_name, 1, _np, _c, _doc, annihilates=(0,) if _zero else (),
              annihilation_needs_finite=False)
 

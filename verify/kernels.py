@@ -139,33 +139,27 @@ def _entry_obligations(program) -> list[KernelObligation]:
     return out
 
 
-_KINDS = {"f": "f", "i": "i", "u": "i", "b": "b"}
-
-
 def _function_obligations(program) -> list[KernelObligation]:
-    """The zero algebra of every function the program applies, in the kind it computes in
-    (a kind the C reading does not model is ``unknown``, never proved)."""
+    """The zero algebra of every function the program applies, in the dtype kind the kernel
+    computes it in: proved by Z3 where it reads that kind, ``probed`` (numerically) where it
+    does not (``verify.zero_probe``), never proved on a guess."""
+    from sparsefold.compiler.values import loop_dtypes
     from sparsefold.spec.compute import Map
     from sparsefold.verify.zero_algebra import prove_function
     out, seen = [], set()
     for n in topological(program):
         if not isinstance(n, Map):
             continue
-        kind = _KINDS.get(np.result_type(*[a.dtype for a in n.args]).kind, "?")
+        kind = loop_dtypes(n)[0][0].kind
         if (n.fn.name, kind) in seen:
             continue
         seen.add((n.fn.name, kind))
         t0 = time.perf_counter()
         report = prove_function(n.fn)
+        status = report.status_in(kind)
         facts = [f for f in report.facts if f.kind == kind]
-        if not facts:
-            why = report.unread.get(kind, "no reading of this kind")
-            status, statement = "unknown", f"kind {kind} not read: {why}"
-        else:
-            bad = [f for f in facts if f.status != PROVED]
-            status = REFUTED if any(f.status == REFUTED for f in bad) else \
-                ("unknown" if bad else PROVED)
-            statement = ", ".join(f"{f.fact} {f.status}" for f in facts)
+        statement = ", ".join(f"{f.fact} {f.status}" for f in facts) or \
+            f"kind {kind} not read: {report.unread.get(kind, 'no reading of this kind')}"
         out.append(KernelObligation(f"function {n.fn.name} ({kind})", statement, status,
                                     time.perf_counter() - t0))
     return out
@@ -189,7 +183,7 @@ def _views(stage) -> list[tuple[str, tuple, tuple, bool]]:
 
 def _worst(statuses) -> str:
     statuses = set(statuses)
-    for s in (REFUTED, "unknown"):
+    for s in (REFUTED, "unknown", "probed"):  # probed: held numerically, not proved
         if s in statuses:
             return s
     return PROVED
