@@ -136,9 +136,14 @@ def monoid_combine(monoid, acc: Expr, x: Expr, dt: np.dtype) -> Expr:
     m = get_monoid(monoid)
     out = ctype(dt)
     text = m.c_text(np.dtype(dt).kind)
-    if text is None or (m.selects is not None and np.dtype(dt).kind == "c"):
+    if text is None:
         raise IllFormedProgram(f"not supported yet by the compiler: {m.name} of {dt} "
                                f"values; use .interpret()")
+    if m.selects is not None and np.dtype(dt).kind == "c":
+        # NumPy's complex maximum/minimum (spec/c_library.py sf_cselect) as reduce applies it,
+        # maximum(acc, x): a nan accumulator stays, a nan value wins, else the order decides
+        greater = 1 if m.selects == ">" else 0
+        return Template(f"sf_cselect({{0}}, {{1}}, {greater})", (acc, x), out)
     if m.selects is not None:
         if np.dtype(dt).kind == "f":
             return Template(f"({{1}} if ({{1}} {m.selects} {{0}} or {{1}} != {{1}}) and "

@@ -321,6 +321,8 @@ class Monoid:
             return not lowest
         if dt.kind == "f":
             return -np.inf if lowest else np.inf
+        if dt.kind == "c":  # NumPy's complex order is lexicographic: (-inf, -inf) is lowest
+            return dt.type(complex(-np.inf, -np.inf) if lowest else complex(np.inf, np.inf))
         info = np.iinfo(dt)
         return info.min if lowest else info.max
 

@@ -110,14 +110,19 @@ def test_integer_reciprocal_is_numpys(dtype, fmt):
     _compare("reciprocal", got, want, dtype)
 
 
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
 @pytest.mark.parametrize("name", ["max", "min"])
-def test_a_complex_max_reduction_is_refused_clearly(name):
-    """Not compiled yet: a clear refusal (it was a bare ValueError from np.iinfo); the
-    interpreter computes it as NumPy does."""
-    a = _dense(5, np.complex128, (4, 3))
-    with pytest.raises(sf.IllFormedProgram,
-                       match=f"not supported yet by the compiler: {name} of complex128"):
-        sf.jit(lambda x: getattr(sf, name)(x, axis=1))(_as("csr", a))
-    with np.errstate(all="ignore"):
-        want = getattr(np, name)(a, axis=1)
-    np.testing.assert_array_equal(getattr(sf, name)(sf.asarray(a), axis=1).interpret(), want)
+def test_complex_max_min_reductions_are_numpys(name, fmt):
+    """NumPy's lexicographic complex order in a reduction (``maximum.reduce``): a nan
+    accumulator stays, a nan value wins; rows and columns with implicit zeros, special
+    values (nan in either part, infinities)."""
+    a = _dense(5, np.complex128, (6, 5))
+    a[1, 2], a[3, 0], a[4, 4] = complex(np.nan, 1), complex(2, np.nan), complex(np.inf, -np.inf)
+    a[5, :] = complex(-1, -1)  # a full row: no implicit zero takes part
+    for axis in (None, 0, 1):
+        got = sf.jit(lambda x, axis=axis: getattr(sf, name)(x, axis=axis))(_as(fmt, a))
+        with np.errstate(all="ignore"):
+            want = getattr(np, name)(a, axis=axis)
+        np.testing.assert_array_equal(np.asarray(got), want)
+        np.testing.assert_array_equal(
+            getattr(sf, name)(sf.asarray(a), axis=axis).interpret(), want)
