@@ -60,7 +60,8 @@ def _kernels():
 def _fast_entries(enabled: bool) -> None:
     """Switch the kernels' fast entries (``compiler/fastcall.py``) on or off."""
     for jit_fn in (_spmv, _hstack, _add3):
-        for _, _, _, kernel in jit_fn._recent.values():
+        for entry in jit_fn._recent.values():
+            kernel = entry.compiled
             if kernel is not None:
                 kernel._fast_ok = enabled and not (kernel.stages or kernel.map_requires)
 

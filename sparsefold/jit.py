@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -213,8 +213,8 @@ class JitFunction:
             program, out = self.program_for(*args)
             kernel = runnable_kernel(program, out, self._assumed.get(program, ()),
                                      self.certify)
-            hit = (kernel, result_library(args), *_fast_positions(kernel, args),
-                   program if has_fill(program) else None)
+            hit = _Recent(kernel, result_library(args), *_fast_positions(kernel, args),
+                          program if has_fill(program) else None)
             if len(self._recent) < 64:
                 self._recent[quick] = hit
         kernel, library, positions, compiled, filled_program = hit
@@ -260,6 +260,16 @@ def _with_result_fill(program, values: dict, result):
     implicit (``spec.fills.implicit_value``; sizes bound by this call)."""
     env = bind_sizes([n for n in topological(program) if isinstance(n, Input)], values)
     return with_fill(result, implicit_value(program, env))
+
+
+class _Recent(NamedTuple):
+    """What a call with the same kinds of arguments as an earlier one reuses."""
+
+    kernel: Any                   # runnable: the checked path
+    library: str                  # the result's container family
+    positions: Any                # the fast entry's arguments (True: all), None: no entry
+    compiled: Any                 # the pipeline.Kernel whose fast entry it is
+    filled_program: Any           # the program when a pydata input has a non-zero fill
 
 
 def _threads_for_call(args, n: int | None) -> None:

@@ -34,7 +34,8 @@ def _csr(seed, shape=(6, 5), fmt="csr", dtype=np.float64):
 def _kernel(f):
     """The compiled ``pipeline.Kernel`` a jit function's one cached call runs (the one
     whose fast entry it calls: a prebuilt generic kernel's own, for instance)."""
-    (kernel, _, _, compiled, _), = f._recent.values()
+    (entry,) = f._recent.values()
+    kernel, compiled = entry.kernel, entry.compiled
     return compiled if compiled is not None else kernel
 
 
