@@ -199,8 +199,11 @@ class JitFunction:
     def __call__(self, *args):
         # fast path: the same kinds of arguments as a previous call (sizes may differ only
         # where the traced program is symbolic; the key carries the equality pattern)
-        quick = tuple([(type(a), getattr(a, "format", None), getattr(a, "dtype", None),
-                        getattr(a, "shape", a), repr(getattr(a, "fill_value", None)))
+        # (a scipy class implies its format; pydata's also needs its compressed axes and
+        # its fill, as repr: a nan fill equals itself)
+        quick = tuple([(type(a), getattr(a, "dtype", None), getattr(a, "shape", a),
+                        (repr(a.fill_value), getattr(a, "compressed_axes", None))
+                        if type(a).__module__.startswith("sparse.") else None)
                        for a in args])
         try:
             hit = self._recent.get(quick)
@@ -277,7 +280,13 @@ def _threads_for_call(args, n: int | None) -> None:
     ``StageKernel.__call__`` makes it (``compiler/threads.py``): one thread below the measured
     work (the arguments' stored entries), else ``n`` or the default."""
     from sparsefold.compiler import threads
-    work = sum(a.nnz if hasattr(a, "nnz") else getattr(a, "size", 0) for a in args)
+    work = 0
+    for a in args:  # scipy: stored values; NumPy: elements (cheap reads, no nnz property)
+        if type(a) is np.ndarray:
+            work += a.size
+        else:
+            data = getattr(a, "data", None)
+            work += data.shape[0] if data is not None else 0
     if work < threads.PARALLEL_MIN_WORK:
         threads.apply((1, True))
     else:
