@@ -83,8 +83,8 @@ class KernelCertificate:
     @property
     def status(self) -> str:
         relied = [o.status for o in self.obligations if o.status != NOT_RELIED_ON]
-        for s in (REFUTED, "unknown", "bounded", "vacuous"):
-            if s in relied:
+        for s in (REFUTED, "unknown", "bounded", "vacuous", "probed"):
+            if s in relied:  # probed: a fact held on every sample, not proved
                 return s
         return PROVED
 
