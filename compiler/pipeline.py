@@ -243,7 +243,7 @@ class Kernel:
         of every stage's kernel. Call before the first run. The exact variant (planned on
         first need) is another plan: its header carries no certificate."""
         for _, stage in self.stages + [(None, self.final)]:
-            if stage._variants:
+            if getattr(stage, "_variants", None):  # (a gather stage has fixed kernels)
                 raise InternalError("Kernel.certify after the kernel was built")
             stage.certificate = digest
 

@@ -228,6 +228,15 @@ def _plan_obligations(kernel, functions: dict[str, str]) -> list[KernelObligatio
     out = []
     stages = [(t.name, s) for t, s in kernel.stages] + [("result", kernel.final)]
     for name, stage in stages:
+        if stage.plan is None:  # a gather stage (compiler/gather.py): its index-array facts
+            t0 = time.perf_counter()
+            from sparsefold.verify.gather import prove_facts
+            facts = prove_facts()
+            out.append(KernelObligation(
+                f"gather {name}", "for any index array: " + ", ".join(
+                    f"{fact} {status}" for fact, status in facts.items()),
+                _worst(facts.values()), time.perf_counter() - t0))
+            continue
         for view, pieces, shape, accumulated in _views(stage):
             t0 = time.perf_counter()
             with sz.assuming(stage.assumed):

@@ -109,3 +109,14 @@ def test_a_kind_the_zero_algebra_does_not_read_is_not_proved():
     row = next(o for o in cert.obligations if o.name.startswith("function multiply"))
     assert row.name == "function multiply (c)" and row.status == "probed"
     assert cert.status == "probed"
+
+
+def test_a_gather_stage_is_certified_by_its_index_array_facts():
+    a = sp.random_array((6, 5), density=0.4, format="csr", random_state=0)
+    idx = np.array([3, 0, 0, 5])
+    cert = verify.prove_kernel(sf.jit(lambda x, i: x[i] * 2), a, idx)
+    row = next(o for o in cert.obligations if o.name.startswith("gather"))
+    assert row.status == "proved" and "for any index array" in row.statement
+    assert cert.status == "proved"
+    got = sf.jit(lambda x, i: x[i] * 2, certify=True)(a, idx)
+    np.testing.assert_array_equal(got.toarray(), a.toarray()[idx] * 2)
