@@ -146,10 +146,10 @@ def test_z3_finds_the_value_no_sample_reaches():
     assert "x1=3.5" in facts["f", "annihilates[0]"].detail
 
 
-# --- fill values (spec/fills.py; verify.zero_algebra.prove_fill_values) ------------------------
+# --- fill values (spec/fills.py; verify.fill_algebra.prove_fill_values) ------------------------
 
 def test_fill_facts_of_every_built_in_function_are_proved():
-    from sparsefold.verify.zero_algebra import prove_fill_values
+    from sparsefold.verify.fill_algebra import prove_fill_values
     facts = {name: prove_fill_values(fn) for name, fn in FUNCTIONS.items()}
     for name, fs in facts.items():
         assert all(f.status == "proved" for f in fs), (name, [f.detail for f in fs])
@@ -160,7 +160,7 @@ def test_fill_facts_of_every_built_in_function_are_proved():
 
 def test_a_c_text_that_disagrees_with_numpy_at_a_fill_is_refuted():
     """Right at 0 (so at_zero holds), wrong at the fill 1: f(1) is 0 in C, not in NumPy."""
-    from sparsefold.verify.zero_algebra import prove_fill_values
+    from sparsefold.verify.fill_algebra import prove_fill_values
     bad = ElementwiseFunction("square_wrong", 1, np.square, "({0} * {0} if {0} != 1.0 else 0.0)")
     (fact,) = [f for f in prove_fill_values(bad) if f.kind == "f"]
     assert fact.status == "refuted"
@@ -168,7 +168,7 @@ def test_a_c_text_that_disagrees_with_numpy_at_a_fill_is_refuted():
 
 
 def test_a_where_that_drops_the_fill_is_refuted():
-    from sparsefold.verify.zero_algebra import prove_fill_values
+    from sparsefold.verify.fill_algebra import prove_fill_values
     bad = ElementwiseFunction("where", 3, np.where, "({1} if {0} else 0.0)")
     (fact,) = [f for f in prove_fill_values(bad) if f.fact == "fill_form"]
     assert fact.status == "refuted"
