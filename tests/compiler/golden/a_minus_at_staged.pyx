@@ -59,46 +59,18 @@ cdef extern from "Python.h":
     int _sf_get_buffer "PyObject_GetBuffer"(object, Py_buffer*, int)
 import numpy as _np
 import scipy.sparse as _sp
-from sparsefold.compiler import kernel as _sf_kernel
-from sparsefold.storage import results as _sf_results
-_SF_NDARRAY = _np.ndarray
-_SF_EMPTY, _SF_ZEROS = _np.empty, _np.zeros
-_SF_CSR = (_sp.csr_array, _sp.csr_matrix)
-_SF_CSC = (_sp.csc_array, _sp.csc_matrix)
-_SF_COO = (_sp.coo_array, _sp.coo_matrix)
-_SF_PHYSICAL = _sf_kernel._physical_memory()
-
-
-def _sf_layout(cls, make):
-    # The instance dict the checked path's wrapper (storage.results) gives a result of
-    # ``cls``, minus the arrays: the fast entry builds the same object by setting that
-    # dict; None (use the wrapper) when this scipy's objects hold anything else.
-    one = _np.ones(1)
-    zero = _np.zeros(1, _np.int32)
-    ref = make(cls, one, zero)
-    found = dict(ref.__dict__)
-    arrays = {k for k, v in found.items() if type(v) is _SF_NDARRAY or
-              (type(v) is tuple and len(v) == 2 and v[0] is zero and v[1] is zero)}
-    rest = {k: v for k, v in found.items() if k not in arrays and k != "_shape"}
-    if arrays not in ({"data", "indices", "indptr"}, {"data", "coords"}) or any(
-            type(v) not in (bool, int) for v in rest.values()):
-        return None
-    return rest
-
-
-_SF_CSR_DICT = _sf_layout(_sp.csr_array, lambda c, v, i: _sf_results._compressed_array(
-    c, v, i, _np.array([0, 1], _np.int32), (1, 1)))
-_SF_CSC_DICT = _sf_layout(_sp.csc_array, lambda c, v, i: _sf_results._compressed_array(
-    c, v, i, _np.array([0, 1], _np.int32), (1, 1)))
-_SF_COO_DICT = _sf_layout(_sp.coo_array, lambda c, v, i: _sf_results._coo_array(
-    c, v, (i, i), (1, 1)))
+from sparsefold.compiler.fastcall_runtime import (
+    COO as _SF_COO, COO_DICT as _SF_COO_DICT, CSC as _SF_CSC, CSC_DICT as _SF_CSC_DICT,
+    CSR as _SF_CSR, CSR_DICT as _SF_CSR_DICT, EMPTY as _SF_EMPTY, NDARRAY as _SF_NDARRAY,
+    PHYSICAL as _SF_PHYSICAL, ZEROS as _SF_ZEROS, compressed_array as _sf_compressed_array,
+    coo_array as _sf_coo_array, memory_limit as _sf_memory_limit_checked)
 
 
 cdef object _sf_compressed(object cls, dict layout, object data, object indices,
                            object indptr, tuple shape):
     # A scipy CSR/CSC result, the object storage.results._compressed_array builds
     if layout is None:
-        return _sf_results._compressed_array(cls, data, indices, indptr, shape)
+        return _sf_compressed_array(cls, data, indices, indptr, shape)
     out = cls.__new__(cls)
     d = dict(layout)
     d["data"], d["indices"], d["indptr"], d["_shape"] = data, indices, indptr, shape
@@ -109,7 +81,7 @@ cdef object _sf_compressed(object cls, dict layout, object data, object indices,
 cdef object _sf_coo(dict layout, object data, tuple coords, tuple shape):
     # A scipy COO result, the object storage.results._coo_array builds
     if layout is None:
-        return _sf_results._coo_array(_sp.coo_array, data, coords, shape)
+        return _sf_coo_array(_sp.coo_array, data, coords, shape)
     out = _sp.coo_array.__new__(_sp.coo_array)
     d = dict(layout)
     d["data"], d["coords"], d["_shape"] = data, coords, shape
@@ -123,7 +95,7 @@ cdef int64_t _sf_memory_limit():
     if configured == NULL or configured[0] == 0:
         return _SF_PHYSICAL
     try:
-        return min(_sf_kernel.memory_limit(), INT64_MAX)
+        return min(_sf_memory_limit_checked(), INT64_MAX)
     except Exception:  # the checked path reports it
         PyErr_Clear()
         return -1
@@ -479,46 +451,18 @@ cdef extern from "Python.h":
     int _sf_get_buffer "PyObject_GetBuffer"(object, Py_buffer*, int)
 import numpy as _np
 import scipy.sparse as _sp
-from sparsefold.compiler import kernel as _sf_kernel
-from sparsefold.storage import results as _sf_results
-_SF_NDARRAY = _np.ndarray
-_SF_EMPTY, _SF_ZEROS = _np.empty, _np.zeros
-_SF_CSR = (_sp.csr_array, _sp.csr_matrix)
-_SF_CSC = (_sp.csc_array, _sp.csc_matrix)
-_SF_COO = (_sp.coo_array, _sp.coo_matrix)
-_SF_PHYSICAL = _sf_kernel._physical_memory()
-
-
-def _sf_layout(cls, make):
-    # The instance dict the checked path's wrapper (storage.results) gives a result of
-    # ``cls``, minus the arrays: the fast entry builds the same object by setting that
-    # dict; None (use the wrapper) when this scipy's objects hold anything else.
-    one = _np.ones(1)
-    zero = _np.zeros(1, _np.int32)
-    ref = make(cls, one, zero)
-    found = dict(ref.__dict__)
-    arrays = {k for k, v in found.items() if type(v) is _SF_NDARRAY or
-              (type(v) is tuple and len(v) == 2 and v[0] is zero and v[1] is zero)}
-    rest = {k: v for k, v in found.items() if k not in arrays and k != "_shape"}
-    if arrays not in ({"data", "indices", "indptr"}, {"data", "coords"}) or any(
-            type(v) not in (bool, int) for v in rest.values()):
-        return None
-    return rest
-
-
-_SF_CSR_DICT = _sf_layout(_sp.csr_array, lambda c, v, i: _sf_results._compressed_array(
-    c, v, i, _np.array([0, 1], _np.int32), (1, 1)))
-_SF_CSC_DICT = _sf_layout(_sp.csc_array, lambda c, v, i: _sf_results._compressed_array(
-    c, v, i, _np.array([0, 1], _np.int32), (1, 1)))
-_SF_COO_DICT = _sf_layout(_sp.coo_array, lambda c, v, i: _sf_results._coo_array(
-    c, v, (i, i), (1, 1)))
+from sparsefold.compiler.fastcall_runtime import (
+    COO as _SF_COO, COO_DICT as _SF_COO_DICT, CSC as _SF_CSC, CSC_DICT as _SF_CSC_DICT,
+    CSR as _SF_CSR, CSR_DICT as _SF_CSR_DICT, EMPTY as _SF_EMPTY, NDARRAY as _SF_NDARRAY,
+    PHYSICAL as _SF_PHYSICAL, ZEROS as _SF_ZEROS, compressed_array as _sf_compressed_array,
+    coo_array as _sf_coo_array, memory_limit as _sf_memory_limit_checked)
 
 
 cdef object _sf_compressed(object cls, dict layout, object data, object indices,
                            object indptr, tuple shape):
     # A scipy CSR/CSC result, the object storage.results._compressed_array builds
     if layout is None:
-        return _sf_results._compressed_array(cls, data, indices, indptr, shape)
+        return _sf_compressed_array(cls, data, indices, indptr, shape)
     out = cls.__new__(cls)
     d = dict(layout)
     d["data"], d["indices"], d["indptr"], d["_shape"] = data, indices, indptr, shape
@@ -529,7 +473,7 @@ cdef object _sf_compressed(object cls, dict layout, object data, object indices,
 cdef object _sf_coo(dict layout, object data, tuple coords, tuple shape):
     # A scipy COO result, the object storage.results._coo_array builds
     if layout is None:
-        return _sf_results._coo_array(_sp.coo_array, data, coords, shape)
+        return _sf_coo_array(_sp.coo_array, data, coords, shape)
     out = _sp.coo_array.__new__(_sp.coo_array)
     d = dict(layout)
     d["data"], d["coords"], d["_shape"] = data, coords, shape
@@ -543,7 +487,7 @@ cdef int64_t _sf_memory_limit():
     if configured == NULL or configured[0] == 0:
         return _SF_PHYSICAL
     try:
-        return min(_sf_kernel.memory_limit(), INT64_MAX)
+        return min(_sf_memory_limit_checked(), INT64_MAX)
     except Exception:  # the checked path reports it
         PyErr_Clear()
         return -1
