@@ -421,3 +421,35 @@ def fill(object out, Py_ssize_t n, double value):
         module.fill(frozen, 3, 1.0)
     with pytest.raises(ValueError, match="expected items of 8 bytes, got 4"):
         module.total(np.zeros(3, np.int32), 3)
+
+
+def test_gcc_optimizes_cdef_functions_at_o2_and_the_glue_at_o1():
+    c = "\n".join([
+        "static PyObject *__pyx_pw_4mod_3run(PyObject *self) {", "  return NULL;", "}",
+        "static void __pyx_f_4mod__run_body(int64_t __pyx_v_n, double *__pyx_v_out) {",
+        "  if (1) {", "    __pyx_v_out[0] = 1.0;", "  }", "}",
+        "static CYTHON_INLINE int __pyx_f_4mod__sf_shape(PyObject *x) {", "  return 0;", "}",
+        "static void __pyx_f_4mod__run_body(int64_t, double *); /*proto*/",
+    ])
+    out = build._split_levels(c).splitlines()
+    starts = [i for i, line in enumerate(out) if line == '#pragma GCC optimize ("O2")']
+    ends = [i for i, line in enumerate(out) if line == "#pragma GCC pop_options"]
+    # the two cdef definitions are wrapped, each through its closing brace; the def
+    # wrapper and the prototype are not
+    assert [out[i + 1].split("(")[0] for i in starts] == [
+        "static void __pyx_f_4mod__run_body", "static CYTHON_INLINE int __pyx_f_4mod__sf_shape"]
+    assert [out[i - 1] for i in ends] == ["}", "}"]
+    assert out[ends[0] - 2] == "  }"
+    assert out[0].startswith("static PyObject *__pyx_pw_4mod_3run")
+    assert out[-1].endswith("/*proto*/")
+    # a definition that never closes: the text stays as Cython wrote it
+    unclosed = "static void __pyx_f_4mod__x(int a) {\n  a = 1;"
+    assert build._split_levels(unclosed) == unclosed
+
+
+def test_kernels_build_at_o1_with_o2_loops_only_under_gcc(monkeypatch):
+    monkeypatch.setattr(build, "_is_gcc", lambda compiler: True)
+    assert "-O1" in build.active_cflags() and "-O2" not in build.active_cflags()
+    monkeypatch.setattr(build, "_is_gcc", lambda compiler: False)
+    assert "-O2" in build.active_cflags() and "-O1" not in build.active_cflags()
+    assert build._is_gcc("/no/such/compiler") is False
