@@ -266,14 +266,22 @@ class Kernel:
                                        for part, has in (("pos", level.has_pos),
                                                          ("crd", level.has_crd)) if has}
             return found
-        return "\n\n".join(self.sources(dtypes, out_index))
 
-    def sources(self, index_dtypes_of, out_index: str = "int32") -> list[str]:
+        def unit(stage):  # the variant a call on these values runs (contiguous dense rows)
+            return frozenset(
+                inp.name for inp in stage.inputs if inp.format.is_dense and
+                isinstance(values.get(inp.name), np.ndarray) and values[inp.name].ndim and
+                values[inp.name].strides[-1] == values[inp.name].itemsize)
+        return "\n\n".join(self.sources(dtypes, out_index, unit))
+
+    def sources(self, index_dtypes_of, out_index: str = "int32", unit_of=None) -> list[str]:
         """The Cython text of every stage, in the order they run; ``index_dtypes_of(stage)``
-        gives a stage's index dtypes."""
+        gives a stage's index dtypes, ``unit_of(stage)`` its dense inputs whose last axis is
+        contiguous (none when not given)."""
         out = []
         for _, stage in self.stages + [(None, self.final)]:
-            out.append(stage.source(index_dtypes_of(stage), out_index)[0])
+            unit = unit_of(stage) if unit_of is not None else frozenset()
+            out.append(stage.source(index_dtypes_of(stage), out_index, unit)[0])
         return out
 
     # --- call -----------------------------------------------------------------------------

@@ -112,3 +112,15 @@ def test_show_prints_every_strategy(capsys):
         assert text.startswith("# cython:") and "def run(" in text
         assert strategy in text, strategy
     assert "def run(" in capsys.readouterr().out
+
+
+def test_show_prints_the_variant_a_call_runs(capsys):
+    """A contiguous dense operand runs the unit-stride variant, whose fast entry refuses
+    strided rows; a strided one runs the other. sf.show prints the one the call runs."""
+    a = _csr((40, 30))
+    x = np.arange(30.0)
+    contiguous = sf.show(lambda m, v: m @ v, a, x)
+    strided = sf.show(lambda m, v: m @ v, a, np.arange(60.0)[::2])
+    assert "dstrides_a1[0] != 1:" in contiguous and "dstrides_a1[0] == 1:" not in contiguous
+    assert "dstrides_a1[0] == 1:" in strided
+    capsys.readouterr()

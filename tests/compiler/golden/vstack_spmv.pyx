@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: stream -> dense
-# sparsefold compiler 0.2.0; source hash 6dd3b053cb65102b
+# sparsefold compiler 0.2.0; source hash f90f6b7c389fe4af
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -82,46 +82,18 @@ cdef extern from "Python.h":
     int _sf_get_buffer "PyObject_GetBuffer"(object, Py_buffer*, int)
 import numpy as _np
 import scipy.sparse as _sp
-from sparsefold.compiler import kernel as _sf_kernel
-from sparsefold.storage import results as _sf_results
-_SF_NDARRAY = _np.ndarray
-_SF_EMPTY, _SF_ZEROS = _np.empty, _np.zeros
-_SF_CSR = (_sp.csr_array, _sp.csr_matrix)
-_SF_CSC = (_sp.csc_array, _sp.csc_matrix)
-_SF_COO = (_sp.coo_array, _sp.coo_matrix)
-_SF_PHYSICAL = _sf_kernel._physical_memory()
-
-
-def _sf_layout(cls, make):
-    # The instance dict the checked path's wrapper (storage.results) gives a result of
-    # ``cls``, minus the arrays: the fast entry builds the same object by setting that
-    # dict; None (use the wrapper) when this scipy's objects hold anything else.
-    one = _np.ones(1)
-    zero = _np.zeros(1, _np.int32)
-    ref = make(cls, one, zero)
-    found = dict(ref.__dict__)
-    arrays = {k for k, v in found.items() if type(v) is _SF_NDARRAY or
-              (type(v) is tuple and len(v) == 2 and v[0] is zero and v[1] is zero)}
-    rest = {k: v for k, v in found.items() if k not in arrays and k != "_shape"}
-    if arrays not in ({"data", "indices", "indptr"}, {"data", "coords"}) or any(
-            type(v) not in (bool, int) for v in rest.values()):
-        return None
-    return rest
-
-
-_SF_CSR_DICT = _sf_layout(_sp.csr_array, lambda c, v, i: _sf_results._compressed_array(
-    c, v, i, _np.array([0, 1], _np.int32), (1, 1)))
-_SF_CSC_DICT = _sf_layout(_sp.csc_array, lambda c, v, i: _sf_results._compressed_array(
-    c, v, i, _np.array([0, 1], _np.int32), (1, 1)))
-_SF_COO_DICT = _sf_layout(_sp.coo_array, lambda c, v, i: _sf_results._coo_array(
-    c, v, (i, i), (1, 1)))
+from sparsefold.compiler.fastcall_runtime import (
+    COO as _SF_COO, COO_DICT as _SF_COO_DICT, CSC as _SF_CSC, CSC_DICT as _SF_CSC_DICT,
+    CSR as _SF_CSR, CSR_DICT as _SF_CSR_DICT, EMPTY as _SF_EMPTY, NDARRAY as _SF_NDARRAY,
+    PHYSICAL as _SF_PHYSICAL, ZEROS as _SF_ZEROS, compressed_array as _sf_compressed_array,
+    coo_array as _sf_coo_array, memory_limit as _sf_memory_limit_checked)
 
 
 cdef object _sf_compressed(object cls, dict layout, object data, object indices,
                            object indptr, tuple shape):
     # A scipy CSR/CSC result, the object storage.results._compressed_array builds
     if layout is None:
-        return _sf_results._compressed_array(cls, data, indices, indptr, shape)
+        return _sf_compressed_array(cls, data, indices, indptr, shape)
     out = cls.__new__(cls)
     d = dict(layout)
     d["data"], d["indices"], d["indptr"], d["_shape"] = data, indices, indptr, shape
@@ -132,7 +104,7 @@ cdef object _sf_compressed(object cls, dict layout, object data, object indices,
 cdef object _sf_coo(dict layout, object data, tuple coords, tuple shape):
     # A scipy COO result, the object storage.results._coo_array builds
     if layout is None:
-        return _sf_results._coo_array(_sp.coo_array, data, coords, shape)
+        return _sf_coo_array(_sp.coo_array, data, coords, shape)
     out = _sp.coo_array.__new__(_sp.coo_array)
     d = dict(layout)
     d["data"], d["coords"], d["_shape"] = data, coords, shape
@@ -146,7 +118,7 @@ cdef int64_t _sf_memory_limit():
     if configured == NULL or configured[0] == 0:
         return _SF_PHYSICAL
     try:
-        return min(_sf_kernel.memory_limit(), INT64_MAX)
+        return min(_sf_memory_limit_checked(), INT64_MAX)
     except Exception:  # the checked path reports it
         PyErr_Clear()
         return -1
@@ -229,7 +201,6 @@ cdef void _run_body(
         float_restrict in_a1_val,
         float_restrict out_val,
         float_restrict in_a2_val,
-        int64_t in_a2_st0,
         int64_t* sf_ret,
 ) noexcept nogil:
     cdef float acc, acc_2, v, v_2
@@ -296,7 +267,7 @@ cdef void _run_body(
                 acc = (<float>0.0)
                 for q1 in range(in_a0_pos1[q0], in_a0_pos1[q0 + 1]):
                     i1 = in_a0_crd1[q1]
-                    v = <float>(in_a0_val[q1] * in_a2_val[i1*in_a2_st0])
+                    v = <float>(in_a0_val[q1] * in_a2_val[i1])
                     acc = <float>(acc + v)
                 out_val[o0] = <float>(out_val[o0] + acc)
         sf_pick = -1
@@ -338,7 +309,7 @@ cdef void _run_body(
                 acc_2 = (<float>0.0)
                 for q1_2 in range(in_a1_pos1[q0_2], in_a1_pos1[q0_2 + 1]):
                     i1_2 = in_a1_crd1[q1_2]
-                    v_2 = <float>(in_a1_val[q1_2] * in_a2_val[i1_2*in_a2_st0])
+                    v_2 = <float>(in_a1_val[q1_2] * in_a2_val[i1_2])
                     acc_2 = <float>(acc_2 + v_2)
                 out_val[o0_2] = <float>(out_val[o0_2] + acc_2)
         sf_pick = -1
@@ -370,7 +341,6 @@ def run(
         object p_in_a1_val,
         object p_out_val,
         size_t p_in_a2_val,
-        int64_t in_a2_st0,
 ):
     cdef int64_t sf_ret[5]
     sf_ret[1] = 0
@@ -388,7 +358,7 @@ def run(
     cdef float_restrict in_a2_val = <float_restrict>p_in_a2_val
     with nogil:
         _run_body(S_n0, S_n1, S_n2, in_a0_pos1, in_a0_crd1, in_a0_val, in_a1_pos1, in_a1_crd1,
-            in_a1_val, out_val, in_a2_val, in_a2_st0, sf_ret)
+            in_a1_val, out_val, in_a2_val, sf_ret)
     if sf_ret[1]:
         _sf_fail(sf_ret[1], sf_ret[2], sf_ret[3], sf_ret[4])
     return sf_ret[0]
@@ -483,7 +453,7 @@ def fast(object v_a0, object v_a1, object v_a2):
         return None
     if S_n1 != dshape_a2[0]:
         return None
-    if dstrides_a2[0] == 1:
+    if dstrides_a2[0] != 1:
         return None
     if S_n0 >= 1073741824:
         return None
@@ -512,7 +482,7 @@ def fast(object v_a0, object v_a1, object v_a2):
         return None
     sf_ret[1] = 0
     with nogil:
-        _run_body(S_n0, S_n1, S_n2, <int32_t*>pos1_a0, <int32_t*>crd1_a0, <float*>val_a0, <int32_t*>pos1_a1, <int32_t*>crd1_a1, <float*>val_a1, <float*>optr_val, <float*>dense_a2, dstrides_a2[0], sf_ret)
+        _run_body(S_n0, S_n1, S_n2, <int32_t*>pos1_a0, <int32_t*>crd1_a0, <float*>val_a0, <int32_t*>pos1_a1, <int32_t*>crd1_a1, <float*>val_a1, <float*>optr_val, <float*>dense_a2, sf_ret)
     if sf_ret[1]:
         _sf_fail(sf_ret[1], sf_ret[2], sf_ret[3], sf_ret[4])
     return o_val
