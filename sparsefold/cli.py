@@ -47,6 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     _bench.add_parser(sub)
     from sparsefold.benchmarks import dask_scaling  # `sparsefold bench --dask`
     dask_scaling.add_flag(sub.choices["bench"])
+    from sparsefold.benchmarks import compile_time  # `sparsefold bench --compile-time`
+    compile_time.add_flag(sub.choices["bench"])
     from sparsefold import show_cli  # `sparsefold show EXPR -i a=csr:float64:5x4`
     show_cli.add_parser(sub)
     from sparsefold.verify import cli as _prove  # `sparsefold prove [--smt2 RULE]`
