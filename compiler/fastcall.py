@@ -360,7 +360,8 @@ class _Entry:
         if isinstance(asm, DenseOut):
             count = " * ".join(f"<double>{s}" for s in shape) or "1.0"
             self.fail(f"({count}) * {np.dtype(stage.program.dtype).itemsize} > <double>{limit}")
-            shape_t = "(" + "".join(f"{s}, " for s in shape) + ")"
+            stored = shape if asm.order is None else [shape[a] for a in asm.order]
+            shape_t = "(" + "".join(f"{s}, " for s in stored) + ")"
             self.objects = {"val": "o_val"}
             self._allocate([f"o_val = _SF_ZEROS({shape_t}, {dt})"])
             self._out_ptr("val", ct)
@@ -457,7 +458,11 @@ class _Entry:
         asm, stage = self.asm, self.stage
         shape_t = "(" + "".join(f"{s}, " for s in self.out_shape) + ")"
         if isinstance(asm, DenseOut):
-            self.line("return o_val")
+            if asm.order is None:
+                self.line("return o_val")
+            else:  # stored with permuted axes (DenseOut.order): the program's axes
+                inverse = tuple(int(a) for a in np.argsort(asm.order))
+                self.line(f"return o_val.transpose({inverse})")
             return
         self.line("cdef int64_t n = sf_ret[0]")
         trim = [p for p in self.objects if p.startswith("crd") or p == "val"]

@@ -227,10 +227,14 @@ class StageKernel:
 
     def _assembler(self, out_index: str):
         p, program, fmt = self.plan, self.program, self.fmt
-        if p.assembly == "dense" or isinstance(p, DensePlan):
+        if isinstance(p, DensePlan):
             return DenseOut(program.shape, program.dtype)
+        if p.assembly == "dense":
+            return DenseOut(program.shape, program.dtype, order=dense_axis_order(
+                p, program.ndim) if isinstance(p, StreamPlan) else None)
         if p.assembly == "accumulate":
-            return DenseOut(program.shape, program.dtype, monoid=self.reduction.monoid)
+            return DenseOut(program.shape, program.dtype, monoid=self.reduction.monoid,
+                            order=dense_axis_order(p, program.ndim))
         if p.assembly == "append":
             return AppendOut(fmt, program.shape, program.dtype, out_index)
         if p.assembly == "scatter":
@@ -390,10 +394,12 @@ class StageKernel:
     def _finish(self, result, outputs, shape, out_index, library, env):
         a = self.plan.assembly
         if a in ("dense", "accumulate"):
-            dense = outputs["val"]
+            asm = self._assemblers.get(out_index) or self._assembler(out_index)
+            dense = asm.dense_view(outputs["val"])
             if "cnt" in outputs:  # cells that also cover implicit zeros meet a 0
                 (extent,) = self._extent_fn(env)  # this call's sizes: kernels are shared
-                combine_zero(self.reduction.monoid, dense, outputs["cnt"] < extent)
+                combine_zero(self.reduction.monoid, dense, asm.dense_view(outputs["cnt"]) <
+                             extent)
             return from_dense(dense, self.fmt, library)
         n, m = result
         if a in ("sort", "bucket"):
@@ -491,3 +497,24 @@ def _rows_skipped(plan: StreamPlan, program: Node, fmt: Format) -> bool:
             return True
     return False
 
+
+
+def dense_axis_order(plan, ndim: int) -> tuple[int, ...] | None:
+    """The memory order of a stream plan's dense output (``DenseOut.order``): the axes its
+    broadcast loops (``StreamPiece.free``, opened innermost, in order) write go last, so the
+    innermost loop writes contiguous cells; None when that is C order or the pieces
+    disagree."""
+    if ndim < 2 or not isinstance(plan, StreamPlan):
+        return None
+    orders = set()
+    for piece in plan.pieces:
+        coords = plan.reduction.out_coords(piece.coords) if plan.reduction else piece.coords
+        names = [name for name, _ in piece.free]
+        driven = {d: names.index(c.name) for d, c in enumerate(coords)
+                  if isinstance(c, sz.Sym) and c.name in names}
+        orders.add(tuple([d for d in range(ndim) if d not in driven] +
+                         sorted(driven, key=driven.get)))
+    if len(orders) != 1:
+        return None
+    (order,) = orders
+    return None if order == tuple(range(ndim)) else order

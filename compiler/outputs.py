@@ -77,11 +77,20 @@ class DenseOut(Assembler):
     (``out_cnt``), so that the runtime can combine cells that also cover implicit zeros
     with 0 (the max of a row with an unstored entry is at least 0; its product is 0)."""
 
-    def __init__(self, shape: tuple[sz.Expr, ...], dtype, *, monoid: str | None = None):
+    def __init__(self, shape: tuple[sz.Expr, ...], dtype, *, monoid: str | None = None,
+                 order: tuple[int, ...] | None = None):
         self.shape, self.dtype, self.monoid = shape, np.dtype(dtype), monoid
+        # the axes in memory, outermost first (None: C order). A permuted layout puts the
+        # axis the innermost loop writes last, so that loop writes contiguous cells (dense @
+        # sparse: each entry updates one output column); the runtime returns the array
+        # transposed back (``dense_view``), the layout scipy's own result has there.
+        self.order = None if order is None or tuple(order) == tuple(range(len(shape))) \
+            else tuple(order)
         self.counts = monoid not in (None, "sum", "any")
         self.note = (f"Output: dense, each entry combined with {monoid}" if monoid
                      else "Output: dense, each entry written once")
+        if self.order is not None:
+            self.note += f", stored with axes in the order {self.order}"
 
     def prologue(self, low):
         self.val = low.out("val", storage_ctype(self.dtype))
@@ -89,13 +98,20 @@ class DenseOut(Assembler):
 
     def allocation(self, shape, capacity):
         init = 0 if self.monoid is None else start_value(self.monoid, self.dtype)
-        out = {"val": (tuple(shape), self.dtype, init)}
+        stored = tuple(shape) if self.order is None else tuple(shape[a] for a in self.order)
+        out = {"val": (stored, self.dtype, init)}
         if self.counts:
-            out["cnt"] = (tuple(shape), np.dtype(np.int64), 0)
+            out["cnt"] = (stored, np.dtype(np.int64), 0)
         return out
 
+    def dense_view(self, stored: np.ndarray) -> np.ndarray:
+        """The output array, axes as the program's, of the array ``allocation`` gave."""
+        return stored if self.order is None else stored.transpose(np.argsort(self.order))
+
     def cell(self, coords) -> Expr:
-        return _linear(coords, self.shape)
+        if self.order is None:
+            return _linear(coords, self.shape)
+        return _linear([coords[a] for a in self.order], [self.shape[a] for a in self.order])
 
     def emit(self, low, coords, value):
         lin = self.cell(coords)
