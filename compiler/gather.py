@@ -191,6 +191,7 @@ class GatherStage:
     plan = None
     fast = None  # no fast call entry (compiler/fastcall.py): calls take the checked path
     _threaded: dict = {}  # no parallel loop in any variant (never written)
+    any_threaded = False
 
     def __init__(self, node: Gather, what: str, fmt: Format | None = None):
         if not isinstance(node.arg, Input) or not all(

@@ -143,6 +143,7 @@ class StageKernel:
                               for piece in plan.pieces]
         self._variants: dict[tuple, tuple[str, list, Any]] = {}
         self._threaded: dict[tuple, bool] = {}  # variants with a parallel loop
+        self.any_threaded = False  # does any variant built so far have one (jit's fast path)
         self._assemblers: dict[str, Any] = {}
         self.fast = None  # the last variant's fast entry (compiler/fastcall.py), if any
         self._lock = threading.Lock()
@@ -327,6 +328,7 @@ class StageKernel:
                 src, functions = self.source(index_dtypes, out_index, key[2])
                 hit = (src, functions, load_module(src, name_hint=self.strategy))
                 self._threaded[key] = any(has_parallel(fn.body) for fn in functions)
+                self.any_threaded = self.any_threaded or self._threaded[key]
                 self._variants[key] = hit
             self.fast = getattr(hit[2], "fast", None)
             return hit

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
+import scipy.sparse as sp
 
 from sparsefold.lazy import LazyArray, canonical
 from sparsefold.spec import sizes as sz
@@ -29,6 +30,11 @@ from sparsefold.storage.binding import bind_sizes
 from sparsefold.storage.describe import describe
 from sparsefold.storage.fills import fill_of, readable, split_fill, with_fill
 from sparsefold.storage.results import result_library
+
+# scipy's sparse classes whose ``data`` and ``_shape`` attributes are the sources of their
+# ``dtype`` and ``shape`` properties (the call key reads them directly)
+_SCIPY = frozenset(getattr(sp, f"{kind}_{cls}") for kind in ("csr", "csc", "coo", "bsr", "dia")
+                   for cls in ("array", "matrix"))
 
 __all__ = ["jit", "JitFunction", "compute", "show", "compile_program", "runnable_kernel",
            "KernelSource"]
@@ -201,7 +207,11 @@ class JitFunction:
         # where the traced program is symbolic; the key carries the equality pattern)
         # (a scipy class implies its format; pydata's also needs its compressed axes and
         # its fill, as repr: a nan fill equals itself)
-        quick = tuple([(type(a), getattr(a, "dtype", None), getattr(a, "shape", a),
+        # (NumPy and scipy arguments read their attributes directly: scipy's dtype and
+        # shape are Python properties, a third of a small call's overhead)
+        quick = tuple([(np.ndarray, a.dtype, a.shape, None) if type(a) is np.ndarray else
+                       (type(a), a.data.dtype, a._shape, None) if type(a) in _SCIPY else
+                       (type(a), getattr(a, "dtype", None), getattr(a, "shape", a),
                         (repr(a.fill_value), getattr(a, "compressed_axes", None))
                         if type(a).__module__.startswith("sparse.") else None)
                        for a in args])
@@ -226,7 +236,7 @@ class JitFunction:
             # are; None: it leaves the call to the checked path below
             fast = compiled.final.fast
             if fast is not None:
-                if any(compiled.final._threaded.values()):  # as the checked path sets it
+                if compiled.final.any_threaded:  # as the checked path sets it
                     _threads_for_call(args, self.threads)
                 result = fast(*args) if positions is True else \
                     fast(*[args[p] for p in positions])
@@ -279,7 +289,7 @@ def _threads_for_call(args, n: int | None) -> None:
     """The calling thread's OpenMP setting for a kernel with parallel loops, as
     ``StageKernel.__call__`` makes it (``compiler/threads.py``): one thread below the measured
     work (the arguments' stored entries), else ``n`` or the default."""
-    from sparsefold.compiler import threads
+    threads = _THREADS or _threads_module()
     work = 0
     for a in args:  # scipy: stored values; NumPy: elements (cheap reads, no nnz property)
         if type(a) is np.ndarray:
@@ -288,9 +298,23 @@ def _threads_for_call(args, n: int | None) -> None:
             data = getattr(a, "data", None)
             work += data.shape[0] if data is not None else 0
     if work < threads.PARALLEL_MIN_WORK:
-        threads.apply((1, True))
+        threads.apply(_ONE_THREAD)
     else:
         threads.apply((n, True) if n is not None else threads.requested())
+
+
+_ONE_THREAD = (1, True)
+
+
+def _threads_module():
+    global _THREADS
+    if _THREADS is None:  # imported on first use (the compiler is not imported with jit)
+        from sparsefold.compiler import threads
+        _THREADS = threads
+    return _THREADS
+
+
+_THREADS = None
 
 
 def _fast_positions(kernel, args) -> tuple:
