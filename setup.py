@@ -80,9 +80,17 @@ class BuildPrebuilt(build_ext):
                                 build_dir=str(GENERATED / "c"))
             print(f"sparsefold: cythonized in {time.perf_counter() - started:.1f} s")
             by_name = {e.name: e for e in c_files}
+            args = compile_args()
+            if "-fvect-cost-model=cheap" in args:  # gcc: as kernels are built at run time,
+                from sparsefold.compiler.build import split_levels  # the glue at -O1, every
+                args = ["-O1" if a == "-O2" else a for a in args]  # cdef function at -O2
+                for ext in c_files:
+                    for c_file in ext.sources:
+                        text = Path(c_file).read_text()
+                        Path(c_file).write_text(split_levels(text))
             for ext in self.extensions:  # setuptools' own objects: only their inputs change
                 ext.sources = list(by_name[ext.name].sources)
-                ext.extra_compile_args = compile_args()
+                ext.extra_compile_args = args
                 ext.extra_link_args = openmp_args()  # parallel loops; none: serial
         except Exception as exc:  # noqa: BLE001 - the JIT still works without them
             return self._without(f"{type(exc).__name__}: {exc}")

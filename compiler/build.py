@@ -71,7 +71,7 @@ from sparsefold.compiler import cache as _cache
 from sparsefold.spec.errors import IllFormedProgram, InternalError
 
 __all__ = [
-    "BUFFER_ADDRESS_PYX", "CFLAGS", "CYTHON_DIRECTIVES", "load_module", "kernel_key",
+    "BUFFER_ADDRESS_PYX", "CFLAGS", "split_levels", "CYTHON_DIRECTIVES", "load_module", "kernel_key",
     "module_name_for", "environment_fields", "compiler_version", "data_pointer", "stats",
     "COMPILER_VERSION", "clear_memory_cache", "NotPrebuilt", "register_prebuilt",
     "prebuilt_only", "source_digest", "OPENMP_FLAGS", "openmp_flags", "active_cflags",
@@ -81,7 +81,7 @@ __all__ = [
 # The compiler's version: printed in every kernel's header and recorded in every cache entry.
 COMPILER_VERSION = "0.1.0"
 # Bump when the way a source becomes a module changes without the source changing.
-_BUILD_FORMAT = "build-2"  # 2: gcc builds glue at -O1, loops at -O2 (_split_levels)
+_BUILD_FORMAT = "build-2"  # 2: gcc builds glue at -O1, loops at -O2 (split_levels)
 
 CYTHON_DIRECTIVES = {"boundscheck": False, "wraparound": False, "cdivision": True,
                      "initializedcheck": False}
@@ -162,7 +162,7 @@ def _is_gcc(compiler: str) -> bool:
     return done.returncode == 0 and "Free Software Foundation" in done.stdout
 
 
-def _split_levels(c_source: str) -> str:
+def split_levels(c_source: str) -> str:
     """``c_source`` with each ``cdef`` function definition compiled at -O2 (see above)."""
     out, inside = [], False
     for line in c_source.split("\n"):
@@ -181,7 +181,7 @@ def _split_levels(c_source: str) -> str:
 def active_cflags() -> tuple[str, ...]:
     """The C flags a kernel is built with in this process: :data:`CFLAGS` plus OpenMP's,
     with -O1 in place of -O2 when the compiler is gcc (its loops still get -O2:
-    :func:`_split_levels`)."""
+    :func:`split_levels`)."""
     flags = tuple(CFLAGS)
     if _is_gcc(_compiler()):
         flags = tuple("-O1" if f == "-O2" else f for f in flags)
@@ -435,7 +435,7 @@ def _compile(build_dir: Path, source: str, module_name: str, name_hint: str) -> 
     so_name = f"{module_name}.{secrets.token_hex(4)}{sysconfig.get_config_var('EXT_SUFFIX')}"
     compiler = _compiler()
     if _is_gcc(compiler):
-        c_file.write_text(_split_levels(c_file.read_text()))
+        c_file.write_text(split_levels(c_file.read_text()))
     command = [*shlex.split(compiler), *active_cflags(), f"-I{sysconfig.get_paths()['include']}",
                str(c_file), "-o", str(build_dir / so_name)]
     started = time.perf_counter()

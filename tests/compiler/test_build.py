@@ -431,7 +431,7 @@ def test_gcc_optimizes_cdef_functions_at_o2_and_the_glue_at_o1():
         "static CYTHON_INLINE int __pyx_f_4mod__sf_shape(PyObject *x) {", "  return 0;", "}",
         "static void __pyx_f_4mod__run_body(int64_t, double *); /*proto*/",
     ])
-    out = build._split_levels(c).splitlines()
+    out = build.split_levels(c).splitlines()
     starts = [i for i, line in enumerate(out) if line == '#pragma GCC optimize ("O2")']
     ends = [i for i, line in enumerate(out) if line == "#pragma GCC pop_options"]
     # the two cdef definitions are wrapped, each through its closing brace; the def
@@ -444,7 +444,7 @@ def test_gcc_optimizes_cdef_functions_at_o2_and_the_glue_at_o1():
     assert out[-1].endswith("/*proto*/")
     # a definition that never closes: the text stays as Cython wrote it
     unclosed = "static void __pyx_f_4mod__x(int a) {\n  a = 1;"
-    assert build._split_levels(unclosed) == unclosed
+    assert build.split_levels(unclosed) == unclosed
 
 
 def test_kernels_build_at_o1_with_o2_loops_only_under_gcc(monkeypatch):
