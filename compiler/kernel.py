@@ -188,6 +188,7 @@ class StageKernel:
         if isinstance(p, DensePlan):
             lower_dense(low, program, asm)
         elif isinstance(p, CoiterPlan):
+            low.rows_parallel = not self.checked  # lower_coiter._rows decides
             lower_coiter(low, p, asm)
         elif isinstance(p, ContractPlan):
             low.rows_parallel = not self.checked  # lower_contract decides

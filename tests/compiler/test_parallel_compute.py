@@ -153,3 +153,73 @@ def test_a_non_monotone_indptr_is_refused_before_the_symbolic_pass(monkeypatch):
         with pytest.raises(sf.InvalidData, match=r"^a0: indptr is not monotone "
                                                  r"non-decreasing: row 1000 spans "):
             sf.jit(lambda x, y: x @ y, threads=n)(a, b)
+
+
+# --- row-driven co-iteration (compiler/lower_coiter.py) ---------------------------------------
+
+COITER = [  # (id, function of three operands of one shape, output format)
+    ("add3", lambda a, b, c: a + b + c, "csr"),
+    ("mul", lambda a, b, c: a * b, "csr"),
+    ("max_minus", lambda a, b, c: sf.maximum(a, b) - c, "csr"),
+    ("strided_rows", lambda a, b, c: a[::2] + c[::2], "csr"),
+    ("reversed_rows", lambda a, b, c: a[::-1] * 2.0 + b, "csr"),
+    ("add3_dense", lambda a, b, c: a + b + c, "dense"),
+    ("row_sums_of_product", lambda a, b, c: sf.sum(a * b + c, axis=1), "dense"),
+    ("row_max_of_union", lambda a, b, c: sf.max(a + b, axis=1), "dense"),
+]
+
+
+def _interpreted(fn, args):
+    return _dense(fn(*map(sf.asarray, args)).interpret())
+
+
+@pytest.mark.parametrize("nnz", [N // 8, N - 7, N + 7, 4 * N])
+@pytest.mark.parametrize("pid, fn, out", COITER, ids=[p[0] for p in COITER])
+def test_coiteration_is_bit_identical_to_one_thread(pid, fn, out, nnz, monkeypatch):
+    rows = max(9, nnz // 40)
+    args = [_matrix(nnz // 3, rows, 500, nnz + s) for s in range(3)]
+    args[1] = args[1] + args[0] * 0.5  # shared coordinates: the merge meets on some entries
+    assert "prange(" in sf.show(fn, *args, out=out)
+    _check_threads(fn, args, out, monkeypatch, oracle=lambda *_: _interpreted(fn, args))
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "float32"])
+def test_coiteration_of_other_dtypes(dtype, monkeypatch):
+    args = [_matrix(N + 50, 1200, 300, 70 + s, dtype) for s in range(3)]
+    fn = lambda a, b, c: a + b - c  # noqa: E731
+    _check_threads(fn, args, "csr", monkeypatch, exact=True,
+                   oracle=lambda *_: _interpreted(fn, args))
+
+
+def test_coiteration_with_empty_rows_and_a_dense_row(monkeypatch):
+    a, b = _matrix(N, 2000, 400, 81).tolil(), _matrix(N, 2000, 400, 82).tolil()
+    a[10:700, :] = 0
+    b[10:700, :] = 0
+    a[1500, :] = np.arange(1, 401)
+    a, b = sp.csr_matrix(a), sp.csr_matrix(b)
+    fn = lambda x, y: x + y  # noqa: E731
+    one = _check_threads(fn, (a, b), "csr", monkeypatch,
+                         oracle=lambda *_: _interpreted(fn, (a, b)))
+    assert np.diff(one.indptr)[10:700].max() == 0 and np.diff(one.indptr)[1500] == 400
+
+
+@pytest.mark.parametrize("fmt", ["csc", "coo"])
+def test_coiteration_of_other_formats(fmt, monkeypatch):
+    a, b = _matrix(N + 900, 1500, 700, 91), _matrix(N, 1500, 700, 92)
+    a, b = a.asformat(fmt), b.asformat(fmt)
+    fn = lambda x, y: x - y * 3.0  # noqa: E731
+    _check_threads(fn, (a, b), fmt if fmt == "csc" else "csr", monkeypatch,
+                   oracle=lambda *_: _interpreted(fn, (a, b)))
+
+
+def test_a_failed_check_in_a_coiteration_is_the_first_in_row_order(monkeypatch):
+    monkeypatch.setattr(threads, "PARALLEL_MIN_WORK", 0)
+    a, b = _matrix(40_000, 2000, 300, 95), _matrix(40_000, 2000, 300, 96)
+    b.indices[b.indptr[1990]] = 1_000_000  # a row in the last thread's block
+    b.indices[b.indptr[600]] = 333         # a row in the first block of 2 or 3 threads
+    b.has_canonical_format = True
+    for out in ("csr", "dense"):
+        for n in (1, 2, 3, 8):
+            with pytest.raises(sf.InvalidData, match=r"^a1: indices out of range "
+                                                     r"\[0, 300\): found 333$"):
+                sf.jit(lambda x, y: x + y, out=out, threads=n)(a, b)
