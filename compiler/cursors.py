@@ -328,6 +328,7 @@ class RowCursor:
             with b.if_(bad):
                 b.assign(self.e, self.p)
         b.assign(self.stale, True)
+        b.assign(self.key, END)  # settle sets it; assigned here too for the parallel check
 
     def settle(self) -> None:
         b = self.low.b

@@ -212,11 +212,14 @@ def _parallel_for(s: For, depth: int, out: list[str]) -> None:
         out.append(f"{pad}sf_lo = {start}")
         bounds = "sf_lo, sf_hi"
     out.append(f"{pad}sf_nt = sf_max_threads()")
+    if s.team is not None:  # no more threads than the per-thread workspace has slices
+        out += [f"{pad}if sf_nt > {render_expr(s.team)}:",
+                f"{pad}    sf_nt = {render_expr(s.team)}"]
     if checks:
         out += [f"{pad}for sf_t in range(sf_nt * {SLOT}):", f"{pad}    sf_terr[sf_t] = 0"]
     out.append(f"{pad}for {s.var.name} in prange({bounds}, num_threads=sf_nt, "
                "schedule='static'):")
-    if checks:
+    if checks or s.team is not None:
         out.append(f"{pad}    sf_tid = threadid()")
     _body(s.body, depth + 1, out, s.var.name)
     if not checks:
@@ -334,7 +337,7 @@ def _reads(stmts) -> set[str]:
         elif isinstance(s, Store):
             exprs = (s.index, s.value)
         elif isinstance(s, For):
-            exprs = (s.var, s.start, s.stop)
+            exprs = (s.var, s.start, s.stop) + (() if s.team is None else (s.team,))
         elif isinstance(s, While):
             exprs = (s.cond,)
         elif isinstance(s, If):
@@ -358,7 +361,7 @@ def _drop_dead(stmts, live: set[str]) -> tuple:
         if isinstance(s, Assign) and s.var.name not in live:
             continue
         if isinstance(s, For):
-            s = For(s.var, s.start, s.stop, _drop_dead(s.body, live), s.parallel)
+            s = For(s.var, s.start, s.stop, _drop_dead(s.body, live), s.parallel, s.team)
         elif isinstance(s, While):
             s = While(s.cond, _drop_dead(s.body, live))
         elif isinstance(s, Block):

@@ -16,6 +16,7 @@ import functools
 import math
 import os
 import threading
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,13 @@ from sparsefold.compiler.emit import render_module
 from sparsefold.compiler.fastcall import FAST_HELPERS, fast_entry
 from sparsefold.compiler.loops import Bin, Lit
 from sparsefold.compiler.lower_coiter import lower_coiter
-from sparsefold.compiler.lower_contract import contract_sizes, lower_contract, lower_contract_count
+from sparsefold.compiler.lower_contract import (
+    TEAM,
+    contract_sizes,
+    fills_rows_in_parallel,
+    lower_contract,
+    lower_contract_count,
+)
 from sparsefold.compiler.lower_dense import lower_dense
 from sparsefold.compiler.lower_stream import (
     lower_bulk,
@@ -37,7 +44,7 @@ from sparsefold.compiler.lower_stream import (
 )
 from sparsefold.compiler.lowering import Lowering
 from sparsefold.compiler.outputs import AppendOut, BufferOut, DenseOut, ScatterOut
-from sparsefold.compiler.parallel import has_parallel
+from sparsefold.compiler.parallel import MAX_THREADS, has_parallel
 from sparsefold.compiler.plans import CoiterPlan, ContractPlan, DensePlan, StreamPlan
 from sparsefold.compiler.values import Values
 from sparsefold.compiler.workspace import SORT_HELPER, Workspace
@@ -123,9 +130,13 @@ class StageKernel:
         self._rows_skipped = isinstance(plan, StreamPlan) and plan.loop == "row" and \
             _rows_skipped(plan, program, fmt)
         self._contract_sparse = isinstance(plan, ContractPlan) and not fmt.is_dense
+        # count / prefix sum / parallel fill, a workspace slice per thread (lower_contract)
+        self._contract_rows = self._contract_sparse and not checked and \
+            plan.assembly == "append" and fmt.kinds == ("full", "pos")
         self._counts = self._rows_skipped or self._contract_sparse
         if isinstance(plan, ContractPlan):
             self._columns_fn = sz.python_function((contract_sizes(plan)[1],))
+            self._rows_fn = sz.python_function((contract_sizes(plan)[0],))
         self._shape_fn = sz.python_function(tuple(program.shape))
         # every node's element count: kernels compute coordinates in int64
         self._extents_fn = sz.python_function(tuple(
@@ -178,8 +189,13 @@ class StageKernel:
         if isinstance(p, DensePlan):
             lower_dense(low, program, asm)
         elif isinstance(p, CoiterPlan):
+            low.rows_parallel = not self.checked  # lower_coiter._rows decides
             lower_coiter(low, p, asm)
         elif isinstance(p, ContractPlan):
+            low.rows_parallel = not self.checked  # lower_contract decides
+            if self._contract_rows != (not self.checked and fills_rows_in_parallel(asm)):
+                raise InternalError(f"the runtime and the lowering disagree on a parallel "
+                                    f"fill into {self.fmt}")
             lower_contract(low, p, asm, self.fmt, program)
         elif p.loop == "bulk":
             lower_bulk(low, p.pieces, self.fmt, asm)
@@ -200,7 +216,11 @@ class StageKernel:
                           check_reads=self.checked)
             cl.sizes(program)
             if isinstance(p, ContractPlan):
-                total = lower_contract_count(cl, p)
+                # rows in order before the symbolic pass reads them, as in ``run``
+                bad = rows_first(cl.b, cl.sites, [(leaf, cl.leaf(leaf).pos[1]) for leaf in
+                                                  sparse if leaf.format.kinds == ("full", "pos")])
+                with cl.b.if_(Bin("==", bad, Lit("0"))) if bad is not None else nullcontext():
+                    total = lower_contract_count(cl, p, rows_out=self._contract_rows)
             else:
                 total = lower_row_count(cl, p.pieces, self.fmt.mode_order, program.shape)
             functions.append(cl.function("count", (total,)))
@@ -279,7 +299,12 @@ class StageKernel:
         key = (tuple((name, tuple(d.items())) for name, d in index_dtypes.items()), out_index,
                unit)
         src, functions, module = self._variant(key, index_dtypes, out_index)
-        scratch = self._scratch(env)
+        setting = None
+        if self._contract_sparse:  # the symbolic pass runs on the threads of the fill
+            setting = threads.threads_for(capacity)
+            if self._threaded.get(key):
+                threads.apply(setting)
+        scratch = self._scratch(env, setting)
         if self._contract_sparse or (self._rows_skipped and capacity > _EXACT_CAPACITY_ABOVE):
             # a row loop may skip rows (a strided slice keeps a quarter of its entries), a
             # product's size is unknown: size the outputs exactly (peak memory)
@@ -291,7 +316,7 @@ class StageKernel:
                 key = (key[0], out_index, key[2])
                 src, functions, module = self._variant(key, index_dtypes, out_index)
         run = functions[0]
-        if self._threaded.get(key):
+        if self._threaded.get(key) and setting is None:
             threads.apply(threads.threads_for(capacity))
         outputs = self._allocate(out_shape, capacity, out_index)
         outputs.update(scratch)
@@ -333,16 +358,30 @@ class StageKernel:
             self.fast = getattr(hit[2], "fast", None)
             return hit
 
-    def _scratch(self, env) -> dict[str, np.ndarray]:
-        """Work arrays that are not part of the result (a contraction's row workspace)."""
+    def _scratch(self, env, setting) -> dict:
+        """Work arrays that are not part of the result (a contraction's row workspace: one
+        slice per thread of a parallel fill — one thread when that many slices would not fit
+        in memory — and the rows' starts)."""
         if not isinstance(self.plan, ContractPlan) or self.fmt.is_dense:
             return {}
         (columns,) = self._columns_fn(env)
-        specs = Workspace.scratch(columns, self.plan.reduction.node.dtype)
-        return self._arrays(specs, "a row workspace")
+        dtype = self.plan.reduction.node.dtype
+        if not self._contract_rows:
+            return self._arrays(Workspace.scratch(columns, dtype), "a row workspace")
+        team = 1 if threads.openmp_runtime() is None else min(setting[0], MAX_THREADS)
+        (rows,) = self._rows_fn(env)
+        starts = {"row_pos": ((rows + 1,), np.dtype(np.int64), None)}
+        while True:
+            specs = Workspace.scratch(columns, dtype, slices=team) | starts
+            if team == 1 or _total_bytes(specs) <= memory_limit():
+                break
+            team = 1
+        out: dict = self._arrays(specs, "a row workspace")
+        out[TEAM] = team
+        return out
 
     def _arrays(self, specs: dict, what: str) -> dict[str, np.ndarray]:
-        total = sum(math.prod(s) * np.dtype(t).itemsize for s, t, _ in specs.values())
+        total = _total_bytes(specs)
         limit = memory_limit()
         if total > limit:
             raise TooLarge(f"{what} of {self.what} needs {_bytes(total)}, more than this "
@@ -477,6 +516,10 @@ def _stored(arrs: dict[str, np.ndarray], leaf: Input) -> np.ndarray:
     if kinds and kinds[0] == "pos" and "pos0" in arrs:
         return arrs["val"][:int(arrs["pos0"][-1])]
     return arrs["val"]
+
+
+def _total_bytes(specs: dict) -> int:
+    return sum(math.prod(s) * np.dtype(t).itemsize for s, t, _ in specs.values())
 
 
 def _bytes(n: int) -> str:

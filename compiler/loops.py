@@ -219,13 +219,19 @@ class For(Stmt):
     the iterations are independent — each writes output cells no other iteration touches,
     and every variable it assigns is assigned before it is read in that iteration — so they
     may run on several threads (printed as ``prange``; see ``emit.py`` and docs/threads.md).
-    The lowering that sets it owns that proof; the printer re-checks the variables."""
+    The lowering that sets it owns that proof; the printer re-checks the variables.
+    ``team``: at most this many threads (the slices of a per-thread workspace); None: any."""
 
     var: Var
     start: Expr
     stop: Expr
     body: tuple[Stmt, ...]
     parallel: bool = False
+    team: Expr | None = None
+
+    def __post_init__(self):
+        if self.team is not None and not self.parallel:
+            raise InternalError("a serial loop has no thread team")
 
 
 @dataclass(frozen=True, slots=True)
@@ -375,7 +381,7 @@ def walk_exprs(stmts) -> Iterator[Expr]:
         elif isinstance(s, Store):
             tops = (s.index, s.value)
         elif isinstance(s, For):
-            tops = (s.var, s.start, s.stop)
+            tops = (s.var, s.start, s.stop) + (() if s.team is None else (s.team,))
         elif isinstance(s, While):
             tops = (s.cond,)
         elif isinstance(s, If):
@@ -439,11 +445,12 @@ class Builder:
         return tuple(self._stack.pop())
 
     @contextmanager
-    def loop(self, var: Var, start, stop, *, parallel: bool = False):
+    def loop(self, var: Var, start, stop, *, parallel: bool = False, team=None):
         self._stack.append([])
         yield
         body = self._pop()
-        self.emit(For(var, as_expr(start), as_expr(stop), body, parallel))
+        self.emit(For(var, as_expr(start), as_expr(stop), body, parallel,
+                      None if team is None else as_expr(team)))
 
     @contextmanager
     def while_(self, cond):

@@ -25,15 +25,24 @@ is densified.
 
 Reductions accumulate in a register where the output cell is fixed across the inner loop
 (the row of ``sum(a * b, axis=1)``, the scalar of ``sum(a * b)``), else into the output.
+
+Row-driven co-iteration runs its rows on several threads (``low.rows_parallel``; see
+docs/threads.md) where each output row is written by its own iteration alone: into a dense
+output (entries, or a row's reduction kept in a register), and into CSR. A CSR row's length
+is only known after its merge, so with more than one thread a first parallel pass merges
+every row only to count its entries into ``pos[r + 1]``, a prefix sum gives the row starts,
+and a second parallel pass fills each row from its start; with one thread the count is
+skipped and the same fill loop runs the rows in order, each starting where the last ended.
+Either way every entry lands where one thread puts it: the result is bit-identical.
 """
 
 from __future__ import annotations
 
 from sparsefold.compiler.cnames import c_literal, ctype
 from sparsefold.compiler.cursors import END, FlatCursor, RowCursor, linear_key
-from sparsefold.compiler.loops import BOOL, INT, Bin, Expr, Lit, Not, Var
+from sparsefold.compiler.loops import BOOL, INT, Bin, Expr, Lit, Load, Not, Var, cast
 from sparsefold.compiler.lowering import Lowering
-from sparsefold.compiler.outputs import Assembler, DenseOut
+from sparsefold.compiler.outputs import AppendOut, Assembler, DenseOut
 from sparsefold.compiler.plans import CoiterPlan
 from sparsefold.compiler.values import Values, convert, index, monoid_combine
 from sparsefold.spec import sizes as sz
@@ -261,42 +270,109 @@ def _rows(co: _Coiteration) -> None:
     low, plan, b = co.low, co.plan, co.low.b
     co.make_cursors(row=True)
     acc = _Accumulator.make(co, scope="row") or _Accumulator.make(co, scope="all")
-    a, inner = plan.order
-    r, k = b.fresh("r"), b.fresh("k")
-    names = [o.name for o in plan.operands]
+    if plan.reduction is None and low.rows_parallel and type(co.asm) is AppendOut and \
+            co.asm.kinds == ("full", "pos"):
+        _parallel_fill(co)
+        return
+    # a row's iteration writes only cells of its own output row: its entries, or the one
+    # cell its reduction register lands in (not through MapChecked: no proof there)
+    parallel = low.rows_parallel and type(co.asm) is DenseOut and (
+        plan.reduction is None or (acc is not None and acc.scope == "row"))
+    a = plan.order[0]
+    r = b.fresh("r")
     if acc is not None and acc.scope == "all":
         acc.start()
-    with b.block(f"row-driven co-iteration of {', '.join(names)} over "
-                 f"{plan.lattice.describe(names)}: per output row, one cursor per piece "
-                 f"over its source row (inner coordinates in order, proved)"):
-        with b.loop(r, 0, index(plan.space[a])):
-            for c in co.all_cursors():
-                c.init(r)
-            if acc is not None and acc.scope == "row":
-                acc.start()
-            with b.while_(Lit("True", BOOL)):
-                for c in co.all_cursors():
-                    c.settle()
-                with b.if_(Not(co.continuing())):
-                    b.brk()
-                _min_key(b, k, co.all_cursors())
-                here = {c: Bin("==", c.key, k) for c in co.all_cursors()}
-
-                def coords_of(c, r=r, k=k):
-                    out = [None, None]
-                    out[a], out[inner] = r, k
-                    return tuple(out)
-                _visit(co, here, acc, coords_of)
-                for c in co.all_cursors():
-                    with b.if_(here[c]):
-                        c.step()
-            if acc is not None and acc.scope == "row":
-                coords = [None, None]
-                coords[a], coords[inner] = r, Lit("0", INT)
-                acc.finish(tuple(coords))
+    with b.block(_note(co)):
+        with b.loop(r, 0, index(plan.space[a]), parallel=parallel):
+            _row_merge(co, r, acc)
             co.asm.end_row(low, r)
     if acc is not None and acc.scope == "all":
         acc.finish(tuple(Lit("0", INT) for _ in plan.space))
+
+
+def _note(co: _Coiteration) -> str:
+    names = [o.name for o in co.plan.operands]
+    return (f"row-driven co-iteration of {', '.join(names)} over "
+            f"{co.plan.lattice.describe(names)}: per output row, one cursor per piece over "
+            f"its source row (inner coordinates in order, proved)")
+
+
+def _row_merge(co: _Coiteration, r: Var, acc) -> None:
+    """One output row's merge: every cursor opened on row ``r``, the smallest key visited
+    until no lattice point can be met; a row register combined into its cell at the end."""
+    b, plan = co.low.b, co.plan
+    a, inner = plan.order
+    k = b.fresh("k")
+    for c in co.all_cursors():
+        c.init(r)
+    if acc is not None and acc.scope == "row":
+        acc.start()
+    with b.while_(Lit("True", BOOL)):
+        for c in co.all_cursors():
+            c.settle()
+        with b.if_(Not(co.continuing())):
+            b.brk()
+        _min_key(b, k, co.all_cursors())
+        here = {c: Bin("==", c.key, k) for c in co.all_cursors()}
+
+        def coords_of(c, r=r, k=k):
+            out = [None, None]
+            out[a], out[inner] = r, k
+            return tuple(out)
+        _visit(co, here, acc, coords_of)
+        for c in co.all_cursors():
+            with b.if_(here[c]):
+                c.step()
+    if acc is not None and acc.scope == "row":
+        coords = [None, None]
+        coords[a], coords[inner] = r, Lit("0", INT)
+        acc.finish(tuple(coords))
+
+
+class _RowLength(Assembler):
+    """Counts a row's entries instead of writing them (the parallel fill's first pass)."""
+
+    def __init__(self, length: Var):
+        self.length = length
+
+    def emit(self, low, coords, value):
+        low.b.assign(self.length, self.length + 1)
+
+
+def _parallel_fill(co: _Coiteration) -> None:
+    """Rows into CSR on several threads (module doc): count, prefix sum, fill. Each pass has
+    cursors of its own (a parallel loop's variables are its iterations' alone)."""
+    plan, b = co.plan, co.low.b
+    asm: AppendOut = co.asm
+    rows = index(plan.space[plan.order[0]])
+    pos, ix = asm.pos[1], asm.ix
+    team = b.fresh("team")
+    b.assign(team, Lit("sf_max_threads()", INT))
+    r, length, t = b.fresh("r"), b.fresh("row_len"), b.fresh("t")
+    with b.if_(Bin(">", team, Lit("1", INT))):
+        with b.block(_note(co) + "; pass 1 (rows in parallel): each row's length"):
+            co.asm = _RowLength(length)
+            with b.loop(r, 0, rows, parallel=True, team=team):
+                b.assign(length, Lit("0", INT))
+                _row_merge(co, r, None)
+                b.store(pos, r + 1, cast(ix, length))
+            co.asm = asm
+        with b.block("prefix sum: row starts"):
+            with b.loop(t, 0, rows):
+                b.store(pos, t + 1, cast(ix, Bin("+", Load(pos, t + 1), Load(pos, t))))
+    co.cursors = []
+    co.make_cursors(row=True)
+    whole, asm.n = asm.n, b.fresh("n_row")  # the row's own cursor: private to its thread
+    r2 = b.fresh("r")
+    with b.block("fill: each row from its start (pass 1's prefix sum; with one thread, where "
+                 "the row before ended)"):
+        with b.loop(r2, 0, rows, parallel=True, team=team):
+            b.assign(asm.n, Load(pos, r2))
+            _row_merge(co, r2, None)
+            with b.if_(Bin("==", team, Lit("1", INT))):
+                b.store(pos, r2 + 1, cast(ix, asm.n))
+    asm.n = whole
+    b.assign(whole, Load(pos, rows))
 
 
 # --- universe: every coordinate, cursors following ------------------------------------------

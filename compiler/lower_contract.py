@@ -8,6 +8,15 @@ appended row by row in storage order; a dense result accumulates in its own row.
 A sparse result is sized exactly: a ``count`` function runs the same loops without values
 first (the symbolic pass of scipy's ``csr_matmat``), with the workspace's marks tagged
 ``r``; ``run`` tags rows ``rows + r`` so the marks ``count`` left need no clearing.
+
+Into CSR (or CSC, transposed) the rows run in parallel (``low.rows_parallel``; see
+docs/threads.md): ``count`` writes each row's length into ``row_pos[r + 1]`` from a parallel
+row loop and prefix-sums them, so ``row_pos[r]`` is where row ``r`` starts; ``run`` fills
+every row from there in parallel. Each thread owns one slice of the workspace (``team``
+slices, as many as the runtime allocated); a row is computed by one thread in the order one
+thread would, so the result is bit-identical for any thread count. With one thread the same
+code runs as a plain loop. A dense result's rows (columns, transposed) are disjoint: its row
+loop is parallel with no workspace at all.
 """
 
 from __future__ import annotations
@@ -15,16 +24,32 @@ from __future__ import annotations
 import numpy as np
 
 from sparsefold.compiler.bounds import check_segment
-from sparsefold.compiler.loops import INT, Bin, Expr, Lit, Load, Not, Var
+from sparsefold.compiler.loops import INT, Bin, Expr, Lit, Load, Not, Param, Var
 from sparsefold.compiler.lower_stream import coordinate_symbols, row_guards
 from sparsefold.compiler.lowering import Lowering
-from sparsefold.compiler.outputs import DenseOut
+from sparsefold.compiler.outputs import AppendOut, DenseOut
+from sparsefold.compiler.parallel import THREAD_ID
 from sparsefold.compiler.plans import ContractPlan, Operand
 from sparsefold.compiler.values import Values, convert, index
 from sparsefold.compiler.workspace import Workspace
 from sparsefold.spec import sizes as sz
 
-__all__ = ["lower_contract", "lower_contract_count", "contract_sizes"]
+__all__ = ["lower_contract", "lower_contract_count", "contract_sizes", "fills_rows_in_parallel",
+           "TEAM"]
+
+TEAM = "ws_team"  # the runtime's value: how many workspace slices it allocated
+
+
+def fills_rows_in_parallel(asm) -> bool:
+    """Does a sparse result take the count / prefix sum / parallel fill path? Into a CSR
+    (CSC) output whose rows are appended independently; not through ``MapChecked`` (an
+    unproved operator's stage), and not into a doubly compressed output (its row list is
+    appended in order)."""
+    return type(asm) is AppendOut and asm.kinds == ("full", "pos")
+
+
+def _team(low: Lowering) -> Var:
+    return Var(low._param(Param(TEAM, "int", ("out", TEAM))).name)
 
 
 def contract_sizes(plan: ContractPlan):
@@ -118,7 +143,10 @@ def lower_contract(low: Lowering, plan: ContractPlan, asm, fmt, program) -> None
     located = _Rows(low, plan.located, "l", values)
     # a located row is read once per entry that points at it: all of them checked up front
     with b.if_(Not(located.check_all())):
-        _product_rows(low, plan, asm, values, driver, located, rows, cols)
+        if low.rows_parallel and fills_rows_in_parallel(asm):
+            _parallel_fill(low, plan, asm, values, driver, located, rows, cols)
+        else:
+            _product_rows(low, plan, asm, values, driver, located, rows, cols)
 
 
 def _product_rows(low, plan, asm, values, driver, located, rows, cols) -> None:
@@ -130,8 +158,10 @@ def _product_rows(low, plan, asm, values, driver, located, rows, cols) -> None:
     note = (f"Gustavson: for each row of {plan.driver.name}, its entries (k, x) locate row "
             f"k of {plan.located.name}; x * y accumulates ")
     if isinstance(asm, DenseOut):
+        # a driver row writes only cells with its own row (column, transposed) coordinate
+        parallel = low.rows_parallel and type(asm) is DenseOut
         with b.block(note + "in the dense result's row"):
-            with b.loop(r, 0, rows):
+            with b.loop(r, 0, rows, parallel=parallel):
                 def each_x(k, x_value):
                     x = b.fresh("x", _ct(product.args[first].dtype))
                     b.assign(x, convert(x_value(), product.args[first].dtype))
@@ -165,8 +195,46 @@ def _product_rows(low, plan, asm, values, driver, located, rows, cols) -> None:
             asm.end_row(low, r)
 
 
-def lower_contract_count(low: Lowering, plan: ContractPlan) -> Var:
-    """The symbolic pass: ``total`` = the entries of the product (workspace tagged ``r``)."""
+def _parallel_fill(low, plan, asm: AppendOut, values, driver, located, rows, cols) -> None:
+    """Every row from its start ``row_pos[r]`` (``count`` wrote them), in parallel, each
+    thread in its own workspace slice; each entry lands where the serial loop puts it."""
+    b = low.b
+    product = plan.product
+    acc_dtype = plan.reduction.node.dtype
+    first, second = (1, 0) if plan.transposed else (0, 1)
+    row_pos = low.out("row_pos", INT)
+    ws = Workspace(low, cols, acc_dtype)
+    r, tag = b.fresh("r"), b.fresh("tag")
+    whole, asm.n = asm.n, b.fresh("n_row")  # the row's own cursor: private to its thread
+    with b.block(f"Gustavson, rows in parallel: for each row of {plan.driver.name}, its "
+                 f"entries (k, x) locate row k of {plan.located.name}; x * y accumulates in "
+                 f"this thread's workspace slice; the touched columns are written in order "
+                 f"from the row's start (count's prefix sum)"):
+        with b.loop(r, 0, rows, parallel=True, team=_team(low)):
+            ws.slice_of(THREAD_ID)
+            b.assign(tag, Bin("+", rows, r))
+            b.assign(asm.n, Load(row_pos, r))
+            ws.start_row()
+
+            def each_x(k, x_value):
+                x = b.fresh("x", _ct(product.args[first].dtype))
+                b.assign(x, convert(x_value(), product.args[first].dtype))
+
+                def each_y(c, y_value):
+                    v = values.map_with(product, {first: x, second: y_value()}, ())
+                    ws.add(c, v, tag)
+                located.entries(k, each_y)
+            driver.entries(r, each_x)
+            ws.flush(tag, lambda c, v: asm.emit(low, _coords(plan, r, c), v))
+            asm.end_row(low, r)
+    asm.n = whole
+    b.assign(whole, Load(row_pos, rows))
+
+
+def lower_contract_count(low: Lowering, plan: ContractPlan, rows_out: bool = False) -> Var:
+    """The symbolic pass: ``total`` = the entries of the product (workspace tagged ``r``).
+    ``rows_out`` (the parallel fill): the rows are counted in parallel, each thread in its
+    own workspace slice, into ``row_pos[r + 1]``, then prefix-summed into row starts."""
     b = low.b
     values = Values(b, low.dense, sites=low.sites)
     rows_n, cols_n = contract_sizes(plan)
@@ -179,10 +247,27 @@ def lower_contract_count(low: Lowering, plan: ContractPlan) -> Var:
     # as in ``run``: a located row is read once per entry that points at it, so every located
     # coordinate is checked in one pass first (O(stored), not O(products))
     with b.if_(Not(located.check_all())):
-        with b.loop(r, 0, rows):
-            ws.start_row()
-            driver.entries(r, lambda k, _x: located.entries(k, lambda c, _y: ws.count(c, r)))
-            b.assign(total, total + ws.n)
+        if not rows_out:
+            with b.loop(r, 0, rows):
+                ws.start_row()
+                driver.entries(r, lambda k, _x: located.entries(
+                    k, lambda c, _y: ws.count(c, r)))
+                b.assign(total, total + ws.n)
+            return total
+        row_pos = low.out("row_pos", INT)
+        with b.block("each row's length, rows in parallel (a workspace slice per thread)"):
+            with b.loop(r, 0, rows, parallel=True, team=_team(low)):
+                ws.slice_of(THREAD_ID)
+                ws.start_row()
+                driver.entries(r, lambda k, _x: located.entries(
+                    k, lambda c, _y: ws.count(c, r)))
+                b.store(row_pos, r + 1, ws.n)
+        t = b.fresh("t")
+        with b.block("prefix sum: row starts"):
+            b.store(row_pos, Lit("0", INT), Lit("0", INT))
+            with b.loop(t, 0, rows):
+                b.store(row_pos, t + 1, Bin("+", Load(row_pos, t + 1), Load(row_pos, t)))
+        b.assign(total, Load(row_pos, rows))
     return total
 
 

@@ -18,6 +18,7 @@ no earlier check failed. Nothing inside the parallel region calls into Python.
 from __future__ import annotations
 
 from sparsefold.compiler.loops import (
+    INT,
     Assign,
     Block,
     Break,
@@ -26,6 +27,7 @@ from sparsefold.compiler.loops import (
     For,
     Function,
     If,
+    Lit,
     Memcpy,
     Raise,
     Store,
@@ -36,11 +38,15 @@ from sparsefold.compiler.loops import (
 )
 from sparsefold.spec.errors import InternalError
 
-__all__ = ["SLOT", "MAX_THREADS", "PARALLEL_HEADER", "has_parallel", "check_parallel",
-           "parallel_declarations", "checks_inside"]
+__all__ = ["SLOT", "MAX_THREADS", "PARALLEL_HEADER", "THREAD_ID", "has_parallel",
+           "check_parallel", "parallel_declarations", "checks_inside"]
 
 SLOT = 8          # int64 slots per thread (site, iteration, 3 values; one cache line)
 MAX_THREADS = 64  # threads a parallel loop uses at most (the failure slots are on the stack)
+
+# the running thread's number, 0 <= THREAD_ID < the loop's team: readable inside a parallel
+# loop that has a ``team`` (its per-thread workspace slice), set by the printer
+THREAD_ID = Lit("sf_tid", INT)
 
 PARALLEL_HEADER = f'''from cython.parallel cimport prange, threadid
 

@@ -8,7 +8,9 @@ order they were first touched. Flushing a row emits its columns in increasing or
 sorting the list, or — when the row touched more than a sixteenth of the columns — by
 scanning the marks, which is cheaper than sorting so many.
 
-Memory: three arrays of the row length (O(columns)), allocated once per call.
+Memory: three arrays of the row length (O(columns)), allocated once per call. A parallel row
+loop gives every thread its own workspace: the arrays hold one slice of the row length per
+thread, and each thread works in the slice at ``offset`` (its number times the row length).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from collections.abc import Callable
 import numpy as np
 
 from sparsefold.compiler.cnames import storage_ctype
-from sparsefold.compiler.loops import INT, Bin, Call, Expr, Lit, Load
+from sparsefold.compiler.loops import INT, Bin, Call, Expr, Lit, Load, Var
 from sparsefold.compiler.lowering import Lowering
 from sparsefold.compiler.values import convert
 
@@ -114,36 +116,49 @@ class Workspace:
         self.touched = low.out("ws_list", INT)
         self.val = low.out("ws_val", storage_ctype(self.dtype)) if dtype is not None else None
         self.n = low.b.fresh("ws_n")
+        self.offset: Var | None = None  # this thread's slice (a parallel row loop)
 
     @staticmethod
-    def scratch(columns: int, dtype: np.dtype | None, values: bool = True) -> dict:
-        """The arrays the runtime allocates: part -> (shape, dtype, initial value)."""
-        out = {"ws_mark": ((columns,), np.dtype(np.int64), -1),
-               "ws_list": ((columns,), np.dtype(np.int64), None)}
+    def scratch(columns: int, dtype: np.dtype | None, values: bool = True,
+                slices: int = 1) -> dict:
+        """The arrays the runtime allocates: part -> (shape, dtype, initial value); one
+        slice of ``columns`` per thread."""
+        n = columns * slices
+        out = {"ws_mark": ((n,), np.dtype(np.int64), -1),
+               "ws_list": ((n,), np.dtype(np.int64), None)}
         if values:
-            out["ws_val"] = ((columns,), np.dtype(dtype), None)
+            out["ws_val"] = ((n,), np.dtype(dtype), None)
         return out
+
+    def slice_of(self, thread: Expr) -> None:
+        """From here on, work in ``thread``'s slice (assigned where this is called)."""
+        if self.offset is None:
+            self.offset = self.low.b.fresh("ws_off")
+        self.low.b.assign(self.offset, Bin("*", thread, self.size))
+
+    def _at(self, j: Expr) -> Expr:
+        return j if self.offset is None else Bin("+", self.offset, j)
 
     def start_row(self) -> None:
         self.low.b.assign(self.n, Lit("0", INT))
 
     def add(self, j: Expr, v: Expr, tag: Expr) -> None:
         """``ws[j] += v`` (the first touch of ``j`` in this row sets it and lists ``j``)."""
-        b = self.low.b
-        with b.if_(Bin("!=", Load(self.mark, j), tag)):
-            b.store(self.mark, j, tag)
-            b.store(self.touched, self.n, j)
+        b, at = self.low.b, self._at(j)
+        with b.if_(Bin("!=", Load(self.mark, at), tag)):
+            b.store(self.mark, at, tag)
+            b.store(self.touched, self._at(self.n), j)
             b.assign(self.n, self.n + 1)
-            b.store(self.val, j, convert(v, self.dtype))
+            b.store(self.val, at, convert(v, self.dtype))
         with b.else_():
-            b.store(self.val, j, convert(Bin("+", Load(self.val, j), convert(v, self.dtype)),
-                                         self.dtype))
+            b.store(self.val, at, convert(Bin("+", Load(self.val, at), convert(v, self.dtype)),
+                                          self.dtype))
 
     def count(self, j: Expr, tag: Expr) -> None:
         """Count ``j`` once per row (the symbolic pass: no values)."""
-        b = self.low.b
-        with b.if_(Bin("!=", Load(self.mark, j), tag)):
-            b.store(self.mark, j, tag)
+        b, at = self.low.b, self._at(j)
+        with b.if_(Bin("!=", Load(self.mark, at), tag)):
+            b.store(self.mark, at, tag)
             b.assign(self.n, self.n + 1)
 
     def flush(self, tag: Expr, emit: Callable[[Expr, Expr], None]) -> None:
@@ -153,11 +168,13 @@ class Workspace:
         with b.if_(Bin(">", Bin("*", self.n, Lit("16", INT)), self.size)):
             b.comment("a dense row: scanning the marks is cheaper than sorting")
             with b.loop(j, 0, self.size):
-                with b.if_(Bin("==", Load(self.mark, j), tag)):
-                    emit(j, Load(self.val, j))
+                with b.if_(Bin("==", Load(self.mark, self._at(j)), tag)):
+                    emit(j, Load(self.val, self._at(j)))
         with b.else_():
-            b.emit(Call("_sf_sort", (Lit(self.touched.name), self.n)))
+            first = Lit(self.touched.name) if self.offset is None else \
+                Lit(f"{self.touched.name} + {self.offset.name}", INT, (self.offset,))
+            b.emit(Call("_sf_sort", (first, self.n)))
             with b.loop(t, 0, self.n):
-                b.assign(j, Load(self.touched, t))
-                emit(j, Load(self.val, j))
+                b.assign(j, Load(self.touched, self._at(t)))
+                emit(j, Load(self.val, self._at(j)))
 

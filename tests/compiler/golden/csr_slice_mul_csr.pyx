@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: coiterate -> csr
-# sparsefold compiler 0.2.0; source hash d4d038538cb75e42
+# sparsefold compiler 0.2.0; source hash 20eaafb388db6fef
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -38,6 +38,20 @@ cdef extern from *:
     ctypedef float* float_restrict "float * __restrict__"
     ctypedef int32_t* int32_t_restrict "int32_t * __restrict__"
 
+from cython.parallel cimport prange, threadid
+
+cdef extern from *:
+    """
+    #ifdef _OPENMP
+    #include <omp.h>
+    #define sf_max_threads() (omp_get_max_threads() < 64 ? omp_get_max_threads() \
+                              : 64)
+    #else
+    #define sf_max_threads() 1
+    #endif
+    """
+    int sf_max_threads() nogil
+
 def _sf_fail(site, a, b, c):
     # the first failed check of the call: which array, what was found
     from sparsefold.spec.errors import InvalidData
@@ -70,11 +84,17 @@ cdef void _run_body(
         float_restrict out_val,
         int64_t* sf_ret,
 ) noexcept nogil:
-    cdef bint stale_a, stale_b
-    cdef float v, x0, x1
-    cdef int64_t e_a, e_b, i1_a, i1_b, k, key_a, key_b, m, n, p_a, p_b, pos_bad, r, range_v
-    cdef int64_t range_v_2, s_a, s_b, sf_a, sf_b, sf_bad, sf_c, t, t_2, t_3
-    cdef uint32_t row_bad32, row_bad32_2, row_lim32, row_lim32_2
+    cdef bint stale_a, stale_a_2, stale_b, stale_b_2
+    cdef float v_2, x0_2, x1_2
+    cdef int64_t e_a, e_a_2, e_b, e_b_2, i1_a, i1_a_2, i1_b, i1_b_2, k, k_2, key_a, key_a_2, key_b
+    cdef int64_t key_b_2, m, n, n_row, p_a, p_a_2, p_b, p_b_2, pos_bad, r, r_2, range_v, range_v_2
+    cdef int64_t range_v_3, range_v_4, row_len, s_a, s_a_2, s_b, s_b_2, sf_a, sf_b, sf_bad, sf_c
+    cdef int64_t t, t_2, t_3, t_4, t_5, t_6, team
+    cdef uint32_t row_bad32, row_bad32_2, row_bad32_3, row_bad32_4, row_lim32, row_lim32_2
+    cdef uint32_t row_lim32_3, row_lim32_4
+    cdef int sf_nt, sf_t, sf_pick, sf_tid
+    cdef int64_t sf_lo, sf_hi
+    cdef int64_t sf_terr[512]
     sf_bad = 0
     # a0: rows in order before anything reads them
     pos_bad = 0
@@ -106,84 +126,210 @@ cdef void _run_body(
         n = 0
         m = 0
         out_pos1[0] = 0
-        # row-driven co-iteration of a0, a1 over a0 & a1: per output row, one cursor per piece over its source row (inner coordinates in order, proved)
-        for r in range(((min(((S_n0 + 1) // 2), S_n0) + 1) // 2)):
-            s_a = (r * 2)
-            p_a = in_a0_pos1[s_a]
-            e_a = in_a0_pos1[s_a + 1]
-            row_lim32 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
-            row_bad32 = 0
-            for t_2 in range(p_a, e_a):
-                row_bad32 = row_bad32 | (<uint32_t>in_a0_crd1[t_2] >= row_lim32)
-            if row_bad32:
-                for t_2 in range(p_a, e_a):
-                    range_v = in_a0_crd1[t_2]
-                    if <uint64_t>range_v >= <uint64_t>S_n1:
-                        if sf_bad == 0:
-                            sf_bad = 3
-                            sf_a = range_v
-                            sf_b = S_n1
-                            sf_c = 0
-                        range_v = 0
-            if row_bad32:
-                e_a = p_a
-            stale_a = True
-            s_b = r
-            p_b = in_a1_pos1[s_b]
-            e_b = in_a1_pos1[s_b + 1]
-            row_lim32_2 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
-            row_bad32_2 = 0
-            for t_3 in range(p_b, e_b):
-                row_bad32_2 = row_bad32_2 | (<uint32_t>in_a1_crd1[t_3] >= row_lim32_2)
-            if row_bad32_2:
-                for t_3 in range(p_b, e_b):
-                    range_v_2 = in_a1_crd1[t_3]
-                    if <uint64_t>range_v_2 >= <uint64_t>S_n1:
-                        if sf_bad == 0:
-                            sf_bad = 4
-                            sf_a = range_v_2
-                            sf_b = S_n1
-                            sf_c = 0
-                        range_v_2 = 0
-            if row_bad32_2:
-                e_b = p_b
-            stale_b = True
-            while True:
-                if stale_a:
-                    stale_a = False
-                    key_a = INT64_MAX
-                    if p_a < e_a:
-                        i1_a = in_a0_crd1[p_a]
-                        key_a = i1_a
-                if stale_b:
-                    stale_b = False
-                    key_b = INT64_MAX
-                    if p_b < e_b:
-                        i1_b = in_a1_crd1[p_b]
-                        key_b = i1_b
-                if not (key_a != INT64_MAX and key_b != INT64_MAX):
-                    break
-                k = key_a
-                if key_b < k:
-                    k = key_b
-                if key_a == k and key_b == k:
-                    x0 = (<float>0.0)
+        team = sf_max_threads()
+        if team > 1:
+            # row-driven co-iteration of a0, a1 over a0 & a1: per output row, one cursor per piece over its source row (inner coordinates in order, proved); pass 1 (rows in parallel): each row's length
+            # parallel: iterations on OpenMP threads (identical results for any thread count)
+            sf_hi = ((min(((S_n0 + 1) // 2), S_n0) + 1) // 2)
+            sf_nt = sf_max_threads()
+            if sf_nt > team:
+                sf_nt = team
+            for sf_t in range(sf_nt * 8):
+                sf_terr[sf_t] = 0
+            for r in prange(sf_hi, num_threads=sf_nt, schedule='static'):
+                sf_tid = threadid()
+                row_len = 0
+                s_a = (r * 2)
+                p_a = in_a0_pos1[s_a]
+                e_a = in_a0_pos1[s_a + 1]
+                row_lim32 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
+                row_bad32 = 0
+                for t_3 in range(p_a, e_a):
+                    row_bad32 = row_bad32 | (<uint32_t>in_a0_crd1[t_3] >= row_lim32)
+                if row_bad32:
+                    for t_3 in range(p_a, e_a):
+                        range_v = in_a0_crd1[t_3]
+                        if <uint64_t>range_v >= <uint64_t>S_n1:
+                            if sf_terr[sf_tid * 8] == 0:
+                                sf_terr[sf_tid * 8] = 3
+                                sf_terr[sf_tid * 8 + 1] = r
+                                sf_terr[sf_tid * 8 + 2] = range_v
+                                sf_terr[sf_tid * 8 + 3] = S_n1
+                                sf_terr[sf_tid * 8 + 4] = 0
+                            range_v = 0
+                if row_bad32:
+                    e_a = p_a
+                stale_a = True
+                key_a = INT64_MAX
+                s_b = r
+                p_b = in_a1_pos1[s_b]
+                e_b = in_a1_pos1[s_b + 1]
+                row_lim32_2 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
+                row_bad32_2 = 0
+                for t_4 in range(p_b, e_b):
+                    row_bad32_2 = row_bad32_2 | (<uint32_t>in_a1_crd1[t_4] >= row_lim32_2)
+                if row_bad32_2:
+                    for t_4 in range(p_b, e_b):
+                        range_v_2 = in_a1_crd1[t_4]
+                        if <uint64_t>range_v_2 >= <uint64_t>S_n1:
+                            if sf_terr[sf_tid * 8] == 0:
+                                sf_terr[sf_tid * 8] = 4
+                                sf_terr[sf_tid * 8 + 1] = r
+                                sf_terr[sf_tid * 8 + 2] = range_v_2
+                                sf_terr[sf_tid * 8 + 3] = S_n1
+                                sf_terr[sf_tid * 8 + 4] = 0
+                            range_v_2 = 0
+                if row_bad32_2:
+                    e_b = p_b
+                stale_b = True
+                key_b = INT64_MAX
+                while True:
+                    if stale_a:
+                        stale_a = False
+                        key_a = INT64_MAX
+                        if p_a < e_a:
+                            i1_a = in_a0_crd1[p_a]
+                            key_a = i1_a
+                    if stale_b:
+                        stale_b = False
+                        key_b = INT64_MAX
+                        if p_b < e_b:
+                            i1_b = in_a1_crd1[p_b]
+                            key_b = i1_b
+                    if not (key_a != INT64_MAX and key_b != INT64_MAX):
+                        break
+                    k = key_a
+                    if key_b < k:
+                        k = key_b
+                    if key_a == k and key_b == k:
+                        if key_a == k:
+                            pass
+                        if key_b == k:
+                            pass
+                        row_len = row_len + 1
                     if key_a == k:
-                        x0 = in_a0_val[p_a]
-                    x1 = (<float>0.0)
+                        p_a = p_a + 1
+                        stale_a = True
                     if key_b == k:
-                        x1 = in_a1_val[p_b]
-                    v = <float>(x0 * x1)
-                    out_crd1[n] = <int32_t>k
-                    out_val[n] = v
-                    n = n + 1
-                if key_a == k:
-                    p_a = p_a + 1
-                    stale_a = True
-                if key_b == k:
-                    p_b = p_b + 1
-                    stale_b = True
-            out_pos1[r + 1] = <int32_t>n
+                        p_b = p_b + 1
+                        stale_b = True
+                out_pos1[r + 1] = <int32_t>row_len
+            sf_pick = -1
+            for sf_t in range(sf_nt):
+                if sf_terr[sf_t * 8] != 0:
+                    if sf_pick < 0 or sf_terr[sf_t * 8 + 1] < sf_terr[sf_pick * 8 + 1]:
+                        sf_pick = sf_t
+            if sf_pick >= 0 and sf_bad == 0:
+                sf_bad = sf_terr[sf_pick * 8]
+                sf_a = sf_terr[sf_pick * 8 + 2]
+                sf_b = sf_terr[sf_pick * 8 + 3]
+                sf_c = sf_terr[sf_pick * 8 + 4]
+            # prefix sum: row starts
+            for t_2 in range(((min(((S_n0 + 1) // 2), S_n0) + 1) // 2)):
+                out_pos1[t_2 + 1] = out_pos1[t_2 + 1] + out_pos1[t_2]
+        # fill: each row from its start (pass 1's prefix sum; with one thread, where the row before ended)
+        # parallel: iterations on OpenMP threads (identical results for any thread count)
+        sf_hi = ((min(((S_n0 + 1) // 2), S_n0) + 1) // 2)
+        sf_nt = sf_max_threads()
+        if sf_nt > team:
+            sf_nt = team
+        for sf_t in range(sf_nt * 8):
+            sf_terr[sf_t] = 0
+        for r_2 in prange(sf_hi, num_threads=sf_nt, schedule='static'):
+            sf_tid = threadid()
+            n_row = out_pos1[r_2]
+            s_a_2 = (r_2 * 2)
+            p_a_2 = in_a0_pos1[s_a_2]
+            e_a_2 = in_a0_pos1[s_a_2 + 1]
+            row_lim32_3 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
+            row_bad32_3 = 0
+            for t_5 in range(p_a_2, e_a_2):
+                row_bad32_3 = row_bad32_3 | (<uint32_t>in_a0_crd1[t_5] >= row_lim32_3)
+            if row_bad32_3:
+                for t_5 in range(p_a_2, e_a_2):
+                    range_v_3 = in_a0_crd1[t_5]
+                    if <uint64_t>range_v_3 >= <uint64_t>S_n1:
+                        if sf_terr[sf_tid * 8] == 0:
+                            sf_terr[sf_tid * 8] = 3
+                            sf_terr[sf_tid * 8 + 1] = r_2
+                            sf_terr[sf_tid * 8 + 2] = range_v_3
+                            sf_terr[sf_tid * 8 + 3] = S_n1
+                            sf_terr[sf_tid * 8 + 4] = 0
+                        range_v_3 = 0
+            if row_bad32_3:
+                e_a_2 = p_a_2
+            stale_a_2 = True
+            key_a_2 = INT64_MAX
+            s_b_2 = r_2
+            p_b_2 = in_a1_pos1[s_b_2]
+            e_b_2 = in_a1_pos1[s_b_2 + 1]
+            row_lim32_4 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
+            row_bad32_4 = 0
+            for t_6 in range(p_b_2, e_b_2):
+                row_bad32_4 = row_bad32_4 | (<uint32_t>in_a1_crd1[t_6] >= row_lim32_4)
+            if row_bad32_4:
+                for t_6 in range(p_b_2, e_b_2):
+                    range_v_4 = in_a1_crd1[t_6]
+                    if <uint64_t>range_v_4 >= <uint64_t>S_n1:
+                        if sf_terr[sf_tid * 8] == 0:
+                            sf_terr[sf_tid * 8] = 4
+                            sf_terr[sf_tid * 8 + 1] = r_2
+                            sf_terr[sf_tid * 8 + 2] = range_v_4
+                            sf_terr[sf_tid * 8 + 3] = S_n1
+                            sf_terr[sf_tid * 8 + 4] = 0
+                        range_v_4 = 0
+            if row_bad32_4:
+                e_b_2 = p_b_2
+            stale_b_2 = True
+            key_b_2 = INT64_MAX
+            while True:
+                if stale_a_2:
+                    stale_a_2 = False
+                    key_a_2 = INT64_MAX
+                    if p_a_2 < e_a_2:
+                        i1_a_2 = in_a0_crd1[p_a_2]
+                        key_a_2 = i1_a_2
+                if stale_b_2:
+                    stale_b_2 = False
+                    key_b_2 = INT64_MAX
+                    if p_b_2 < e_b_2:
+                        i1_b_2 = in_a1_crd1[p_b_2]
+                        key_b_2 = i1_b_2
+                if not (key_a_2 != INT64_MAX and key_b_2 != INT64_MAX):
+                    break
+                k_2 = key_a_2
+                if key_b_2 < k_2:
+                    k_2 = key_b_2
+                if key_a_2 == k_2 and key_b_2 == k_2:
+                    x0_2 = (<float>0.0)
+                    if key_a_2 == k_2:
+                        x0_2 = in_a0_val[p_a_2]
+                    x1_2 = (<float>0.0)
+                    if key_b_2 == k_2:
+                        x1_2 = in_a1_val[p_b_2]
+                    v_2 = <float>(x0_2 * x1_2)
+                    out_crd1[n_row] = <int32_t>k_2
+                    out_val[n_row] = v_2
+                    n_row = n_row + 1
+                if key_a_2 == k_2:
+                    p_a_2 = p_a_2 + 1
+                    stale_a_2 = True
+                if key_b_2 == k_2:
+                    p_b_2 = p_b_2 + 1
+                    stale_b_2 = True
+            if team == 1:
+                out_pos1[r_2 + 1] = <int32_t>n_row
+        sf_pick = -1
+        for sf_t in range(sf_nt):
+            if sf_terr[sf_t * 8] != 0:
+                if sf_pick < 0 or sf_terr[sf_t * 8 + 1] < sf_terr[sf_pick * 8 + 1]:
+                    sf_pick = sf_t
+        if sf_pick >= 0 and sf_bad == 0:
+            sf_bad = sf_terr[sf_pick * 8]
+            sf_a = sf_terr[sf_pick * 8 + 2]
+            sf_b = sf_terr[sf_pick * 8 + 3]
+            sf_c = sf_terr[sf_pick * 8 + 4]
+        n = out_pos1[((min(((S_n0 + 1) // 2), S_n0) + 1) // 2)]
     sf_ret[0] = n
     sf_ret[1] = m
     sf_ret[2] = sf_bad

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: coiterate -> dense
-# sparsefold compiler 0.2.0; source hash 58e2c9507f385066
+# sparsefold compiler 0.2.0; source hash d130e16e82018a66
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -215,6 +215,7 @@ cdef void _run_body(
             if row_bad32:
                 e_a = p_a
             stale_a = True
+            key_a = INT64_MAX
             for k1 in range(S_n1):
                 if stale_a:
                     stale_a = False

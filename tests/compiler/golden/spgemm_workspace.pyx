@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: contract -> csr
-# sparsefold compiler 0.2.0; source hash 7f4c8a6df6d57d5a
+# sparsefold compiler 0.2.0; source hash b1c3c6c00beda2fb
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -39,6 +39,20 @@ cdef extern from *:
     ctypedef float* float_restrict "float * __restrict__"
     ctypedef int32_t* int32_t_restrict "int32_t * __restrict__"
     ctypedef int64_t* int64_t_restrict "int64_t * __restrict__"
+
+from cython.parallel cimport prange, threadid
+
+cdef extern from *:
+    """
+    #ifdef _OPENMP
+    #include <omp.h>
+    #define sf_max_threads() (omp_get_max_threads() < 64 ? omp_get_max_threads() \
+                              : 64)
+    #else
+    #define sf_max_threads() 1
+    #endif
+    """
+    int sf_max_threads() nogil
 
 def _sf_fail(site, a, b, c):
     # the first failed check of the call: which array, what was found
@@ -149,15 +163,20 @@ cdef void _run_body(
         int32_t_restrict out_crd1,
         int32_t_restrict out_pos1,
         float_restrict out_val,
+        int64_t_restrict out_row_pos,
         int64_t_restrict out_ws_mark,
         int64_t_restrict out_ws_list,
         float_restrict out_ws_val,
+        int64_t ws_team,
         int64_t* sf_ret,
 ) noexcept nogil:
     cdef float v, x
-    cdef int64_t c_d, c_l, i_d, i_l, j, m, n, pos_bad, q_d, q_l, r, range_v, range_v_2, s_d, s_l
-    cdef int64_t sf_a, sf_b, sf_bad, sf_c, t, t_2, t_3, t_4, tag, ws_n
+    cdef int64_t c_d, c_l, i_d, i_l, j, m, n, n_row, pos_bad, q_d, q_l, r, range_v, range_v_2, s_d
+    cdef int64_t s_l, sf_a, sf_b, sf_bad, sf_c, t, t_2, t_3, t_4, tag, ws_n, ws_off
     cdef uint32_t row_bad32, row_bad32_2, row_lim32, row_lim32_2
+    cdef int sf_nt, sf_t, sf_pick, sf_tid
+    cdef int64_t sf_lo, sf_hi
+    cdef int64_t sf_terr[512]
     sf_bad = 0
     # a0: rows in order before anything reads them
     pos_bad = 0
@@ -204,9 +223,19 @@ cdef void _run_body(
                         sf_c = 0
                     range_v = 0
         if not row_bad32:
-            # Gustavson: for each row of a0, its entries (k, x) locate row k of a1; x * y accumulates in a row workspace; the touched columns are appended in order
-            for r in range(S_n0):
+            # Gustavson, rows in parallel: for each row of a0, its entries (k, x) locate row k of a1; x * y accumulates in this thread's workspace slice; the touched columns are written in order from the row's start (count's prefix sum)
+            # parallel: iterations on OpenMP threads (identical results for any thread count)
+            sf_hi = S_n0
+            sf_nt = sf_max_threads()
+            if sf_nt > ws_team:
+                sf_nt = ws_team
+            for sf_t in range(sf_nt * 8):
+                sf_terr[sf_t] = 0
+            for r in prange(sf_hi, num_threads=sf_nt, schedule='static'):
+                sf_tid = threadid()
+                ws_off = sf_tid * S_n2
                 tag = S_n0 + r
+                n_row = out_row_pos[r]
                 ws_n = 0
                 s_d = r
                 row_lim32_2 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
@@ -217,11 +246,12 @@ cdef void _run_body(
                     for t_3 in range(in_a0_pos1[s_d], in_a0_pos1[s_d + 1]):
                         range_v_2 = in_a0_crd1[t_3]
                         if <uint64_t>range_v_2 >= <uint64_t>S_n1:
-                            if sf_bad == 0:
-                                sf_bad = 4
-                                sf_a = range_v_2
-                                sf_b = S_n1
-                                sf_c = 0
+                            if sf_terr[sf_tid * 8] == 0:
+                                sf_terr[sf_tid * 8] = 4
+                                sf_terr[sf_tid * 8 + 1] = r
+                                sf_terr[sf_tid * 8 + 2] = range_v_2
+                                sf_terr[sf_tid * 8 + 3] = S_n1
+                                sf_terr[sf_tid * 8 + 4] = 0
                             range_v_2 = 0
                 if not row_bad32_2:
                     for q_d in range(in_a0_pos1[s_d], in_a0_pos1[s_d + 1]):
@@ -233,28 +263,39 @@ cdef void _run_body(
                             i_l = in_a1_crd1[q_l]
                             c_l = i_l
                             v = <float>(x * in_a1_val[q_l])
-                            if out_ws_mark[c_l] != tag:
-                                out_ws_mark[c_l] = tag
-                                out_ws_list[ws_n] = c_l
+                            if out_ws_mark[ws_off + c_l] != tag:
+                                out_ws_mark[ws_off + c_l] = tag
+                                out_ws_list[ws_off + ws_n] = c_l
                                 ws_n = ws_n + 1
-                                out_ws_val[c_l] = v
+                                out_ws_val[ws_off + c_l] = v
                             else:
-                                out_ws_val[c_l] = out_ws_val[c_l] + v
+                                out_ws_val[ws_off + c_l] = out_ws_val[ws_off + c_l] + v
                 if ws_n * 16 > S_n2:
                     # a dense row: scanning the marks is cheaper than sorting
                     for j in range(S_n2):
-                        if out_ws_mark[j] == tag:
-                            out_crd1[n] = <int32_t>j
-                            out_val[n] = out_ws_val[j]
-                            n = n + 1
+                        if out_ws_mark[ws_off + j] == tag:
+                            out_crd1[n_row] = <int32_t>j
+                            out_val[n_row] = out_ws_val[ws_off + j]
+                            n_row = n_row + 1
                 else:
-                    _sf_sort(out_ws_list, ws_n)
+                    _sf_sort(out_ws_list + ws_off, ws_n)
                     for t_4 in range(ws_n):
-                        j = out_ws_list[t_4]
-                        out_crd1[n] = <int32_t>j
-                        out_val[n] = out_ws_val[j]
-                        n = n + 1
-                out_pos1[r + 1] = <int32_t>n
+                        j = out_ws_list[ws_off + t_4]
+                        out_crd1[n_row] = <int32_t>j
+                        out_val[n_row] = out_ws_val[ws_off + j]
+                        n_row = n_row + 1
+                out_pos1[r + 1] = <int32_t>n_row
+            sf_pick = -1
+            for sf_t in range(sf_nt):
+                if sf_terr[sf_t * 8] != 0:
+                    if sf_pick < 0 or sf_terr[sf_t * 8 + 1] < sf_terr[sf_pick * 8 + 1]:
+                        sf_pick = sf_t
+            if sf_pick >= 0 and sf_bad == 0:
+                sf_bad = sf_terr[sf_pick * 8]
+                sf_a = sf_terr[sf_pick * 8 + 2]
+                sf_b = sf_terr[sf_pick * 8 + 3]
+                sf_c = sf_terr[sf_pick * 8 + 4]
+            n = out_row_pos[S_n0]
     sf_ret[0] = n
     sf_ret[1] = m
     sf_ret[2] = sf_bad
@@ -276,9 +317,11 @@ def run(
         object p_out_crd1,
         object p_out_pos1,
         object p_out_val,
+        object p_out_row_pos,
         object p_out_ws_mark,
         object p_out_ws_list,
         object p_out_ws_val,
+        int64_t ws_team,
 ):
     cdef int64_t sf_ret[6]
     sf_ret[2] = 0
@@ -295,6 +338,8 @@ def run(
     cdef int32_t_restrict out_crd1 = <int32_t_restrict>_sf_address(p_out_crd1, sizeof(int32_t), 1)
     cdef int32_t_restrict out_pos1 = <int32_t_restrict>_sf_address(p_out_pos1, sizeof(int32_t), 1)
     cdef float_restrict out_val = <float_restrict>_sf_address(p_out_val, sizeof(float), 1)
+    cdef int64_t_restrict out_row_pos = <int64_t_restrict>_sf_address(
+        p_out_row_pos, sizeof(int64_t), 1)
     cdef int64_t_restrict out_ws_mark = <int64_t_restrict>_sf_address(
         p_out_ws_mark, sizeof(int64_t), 1)
     cdef int64_t_restrict out_ws_list = <int64_t_restrict>_sf_address(
@@ -302,7 +347,8 @@ def run(
     cdef float_restrict out_ws_val = <float_restrict>_sf_address(p_out_ws_val, sizeof(float), 1)
     with nogil:
         _run_body(S_n0, S_n1, S_n2, in_a0_pos1, in_a0_crd1, in_a0_val, in_a1_pos1, in_a1_crd1,
-            in_a1_val, out_crd1, out_pos1, out_val, out_ws_mark, out_ws_list, out_ws_val, sf_ret)
+            in_a1_val, out_crd1, out_pos1, out_val, out_row_pos, out_ws_mark, out_ws_list,
+            out_ws_val, ws_team, sf_ret)
     if sf_ret[2]:
         _sf_fail(sf_ret[2], sf_ret[3], sf_ret[4], sf_ret[5])
     return (sf_ret[0], sf_ret[1])
@@ -312,65 +358,123 @@ cdef void _count_body(
         int64_t S_n0,
         int64_t S_n1,
         int64_t S_n2,
-        int64_t_restrict out_ws_mark,
-        int64_t_restrict out_ws_list,
-        int32_t_restrict in_a1_pos1,
-        int32_t_restrict in_a1_crd1,
-        float_restrict in_a1_val,
         int32_t_restrict in_a0_pos1,
         int32_t_restrict in_a0_crd1,
         float_restrict in_a0_val,
+        int32_t_restrict in_a1_pos1,
+        int32_t_restrict in_a1_crd1,
+        float_restrict in_a1_val,
+        int64_t_restrict out_ws_mark,
+        int64_t_restrict out_ws_list,
+        int64_t_restrict out_row_pos,
+        int64_t ws_team,
         int64_t* sf_ret,
 ) noexcept nogil:
-    cdef int64_t c_d, c_l, i_d, i_l, q_d, q_l, r, range_v, range_v_2, s_d, s_l, sf_a, sf_b, sf_bad
-    cdef int64_t sf_c, t, t_2, total, ws_n
+    cdef int64_t c_d, c_l, i_d, i_l, pos_bad, q_d, q_l, r, range_v, range_v_2, s_d, s_l, sf_a
+    cdef int64_t sf_b, sf_bad, sf_c, t, t_2, t_3, t_4, total, ws_n, ws_off
     cdef uint32_t row_bad32, row_bad32_2, row_lim32, row_lim32_2
+    cdef int sf_nt, sf_t, sf_pick, sf_tid
+    cdef int64_t sf_lo, sf_hi
+    cdef int64_t sf_terr[512]
     sf_bad = 0
-    total = 0
-    row_lim32 = <uint32_t>(S_n2 if S_n2 < <int64_t>2147483648 else <int64_t>2147483648)
-    row_bad32 = 0
-    for t in range(in_a1_pos1[0], in_a1_pos1[S_n1]):
-        row_bad32 = row_bad32 | (<uint32_t>in_a1_crd1[t] >= row_lim32)
-    if row_bad32:
-        for t in range(in_a1_pos1[0], in_a1_pos1[S_n1]):
-            range_v = in_a1_crd1[t]
-            if <uint64_t>range_v >= <uint64_t>S_n2:
+    # a0: rows in order before anything reads them
+    pos_bad = 0
+    for t in range(S_n0):
+        pos_bad = pos_bad | (in_a0_pos1[t + 1] < in_a0_pos1[t])
+    if pos_bad and sf_bad == 0:
+        for t in range(S_n0):
+            if in_a0_pos1[t + 1] < in_a0_pos1[t]:
                 if sf_bad == 0:
-                    sf_bad = 3
-                    sf_a = range_v
-                    sf_b = S_n2
-                    sf_c = 0
-                range_v = 0
-    if not row_bad32:
-        for r in range(S_n0):
-            ws_n = 0
-            s_d = r
-            row_lim32_2 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
-            row_bad32_2 = 0
-            for t_2 in range(in_a0_pos1[s_d], in_a0_pos1[s_d + 1]):
-                row_bad32_2 = row_bad32_2 | (<uint32_t>in_a0_crd1[t_2] >= row_lim32_2)
-            if row_bad32_2:
-                for t_2 in range(in_a0_pos1[s_d], in_a0_pos1[s_d + 1]):
-                    range_v_2 = in_a0_crd1[t_2]
-                    if <uint64_t>range_v_2 >= <uint64_t>S_n1:
-                        if sf_bad == 0:
-                            sf_bad = 4
-                            sf_a = range_v_2
-                            sf_b = S_n1
-                            sf_c = 0
-                        range_v_2 = 0
-            if not row_bad32_2:
-                for q_d in range(in_a0_pos1[s_d], in_a0_pos1[s_d + 1]):
-                    i_d = in_a0_crd1[q_d]
-                    c_d = i_d
-                    s_l = c_d
-                    for q_l in range(in_a1_pos1[s_l], in_a1_pos1[s_l + 1]):
-                        i_l = in_a1_crd1[q_l]
-                        c_l = i_l
-                        if out_ws_mark[c_l] != r:
-                            out_ws_mark[c_l] = r
-                            ws_n = ws_n + 1
-            total = total + ws_n
+                    sf_bad = 1
+                    sf_a = t
+                    sf_b = in_a0_pos1[t]
+                    sf_c = in_a0_pos1[t + 1]
+                break
+    # a1: rows in order before anything reads them
+    pos_bad = 0
+    for t in range(S_n1):
+        pos_bad = pos_bad | (in_a1_pos1[t + 1] < in_a1_pos1[t])
+    if pos_bad and sf_bad == 0:
+        for t in range(S_n1):
+            if in_a1_pos1[t + 1] < in_a1_pos1[t]:
+                if sf_bad == 0:
+                    sf_bad = 2
+                    sf_a = t
+                    sf_b = in_a1_pos1[t]
+                    sf_c = in_a1_pos1[t + 1]
+                break
+    if sf_bad == 0:
+        total = 0
+        row_lim32 = <uint32_t>(S_n2 if S_n2 < <int64_t>2147483648 else <int64_t>2147483648)
+        row_bad32 = 0
+        for t_2 in range(in_a1_pos1[0], in_a1_pos1[S_n1]):
+            row_bad32 = row_bad32 | (<uint32_t>in_a1_crd1[t_2] >= row_lim32)
+        if row_bad32:
+            for t_2 in range(in_a1_pos1[0], in_a1_pos1[S_n1]):
+                range_v = in_a1_crd1[t_2]
+                if <uint64_t>range_v >= <uint64_t>S_n2:
+                    if sf_bad == 0:
+                        sf_bad = 3
+                        sf_a = range_v
+                        sf_b = S_n2
+                        sf_c = 0
+                    range_v = 0
+        if not row_bad32:
+            # each row's length, rows in parallel (a workspace slice per thread)
+            # parallel: iterations on OpenMP threads (identical results for any thread count)
+            sf_hi = S_n0
+            sf_nt = sf_max_threads()
+            if sf_nt > ws_team:
+                sf_nt = ws_team
+            for sf_t in range(sf_nt * 8):
+                sf_terr[sf_t] = 0
+            for r in prange(sf_hi, num_threads=sf_nt, schedule='static'):
+                sf_tid = threadid()
+                ws_off = sf_tid * S_n2
+                ws_n = 0
+                s_d = r
+                row_lim32_2 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
+                row_bad32_2 = 0
+                for t_3 in range(in_a0_pos1[s_d], in_a0_pos1[s_d + 1]):
+                    row_bad32_2 = row_bad32_2 | (<uint32_t>in_a0_crd1[t_3] >= row_lim32_2)
+                if row_bad32_2:
+                    for t_3 in range(in_a0_pos1[s_d], in_a0_pos1[s_d + 1]):
+                        range_v_2 = in_a0_crd1[t_3]
+                        if <uint64_t>range_v_2 >= <uint64_t>S_n1:
+                            if sf_terr[sf_tid * 8] == 0:
+                                sf_terr[sf_tid * 8] = 4
+                                sf_terr[sf_tid * 8 + 1] = r
+                                sf_terr[sf_tid * 8 + 2] = range_v_2
+                                sf_terr[sf_tid * 8 + 3] = S_n1
+                                sf_terr[sf_tid * 8 + 4] = 0
+                            range_v_2 = 0
+                if not row_bad32_2:
+                    for q_d in range(in_a0_pos1[s_d], in_a0_pos1[s_d + 1]):
+                        i_d = in_a0_crd1[q_d]
+                        c_d = i_d
+                        s_l = c_d
+                        for q_l in range(in_a1_pos1[s_l], in_a1_pos1[s_l + 1]):
+                            i_l = in_a1_crd1[q_l]
+                            c_l = i_l
+                            if out_ws_mark[ws_off + c_l] != r:
+                                out_ws_mark[ws_off + c_l] = r
+                                ws_n = ws_n + 1
+                out_row_pos[r + 1] = ws_n
+            sf_pick = -1
+            for sf_t in range(sf_nt):
+                if sf_terr[sf_t * 8] != 0:
+                    if sf_pick < 0 or sf_terr[sf_t * 8 + 1] < sf_terr[sf_pick * 8 + 1]:
+                        sf_pick = sf_t
+            if sf_pick >= 0 and sf_bad == 0:
+                sf_bad = sf_terr[sf_pick * 8]
+                sf_a = sf_terr[sf_pick * 8 + 2]
+                sf_b = sf_terr[sf_pick * 8 + 3]
+                sf_c = sf_terr[sf_pick * 8 + 4]
+            # prefix sum: row starts
+            out_row_pos[0] = 0
+            for t_4 in range(S_n0):
+                out_row_pos[t_4 + 1] = out_row_pos[t_4 + 1] + out_row_pos[t_4]
+            total = out_row_pos[S_n0]
     sf_ret[0] = total
     sf_ret[1] = sf_bad
     sf_ret[2] = sf_a
@@ -382,34 +486,38 @@ def count(
         int64_t S_n0,
         int64_t S_n1,
         int64_t S_n2,
-        object p_out_ws_mark,
-        object p_out_ws_list,
-        object p_in_a1_pos1,
-        object p_in_a1_crd1,
-        object p_in_a1_val,
         object p_in_a0_pos1,
         object p_in_a0_crd1,
         object p_in_a0_val,
+        object p_in_a1_pos1,
+        object p_in_a1_crd1,
+        object p_in_a1_val,
+        object p_out_ws_mark,
+        object p_out_ws_list,
+        object p_out_row_pos,
+        int64_t ws_team,
 ):
     cdef int64_t sf_ret[5]
     sf_ret[1] = 0
-    cdef int64_t_restrict out_ws_mark = <int64_t_restrict>_sf_address(
-        p_out_ws_mark, sizeof(int64_t), 1)
-    cdef int64_t_restrict out_ws_list = <int64_t_restrict>_sf_address(
-        p_out_ws_list, sizeof(int64_t), 1)
-    cdef int32_t_restrict in_a1_pos1 = <int32_t_restrict>_sf_address(
-        p_in_a1_pos1, sizeof(int32_t), 0)
-    cdef int32_t_restrict in_a1_crd1 = <int32_t_restrict>_sf_address(
-        p_in_a1_crd1, sizeof(int32_t), 0)
-    cdef float_restrict in_a1_val = <float_restrict>_sf_address(p_in_a1_val, sizeof(float), 0)
     cdef int32_t_restrict in_a0_pos1 = <int32_t_restrict>_sf_address(
         p_in_a0_pos1, sizeof(int32_t), 0)
     cdef int32_t_restrict in_a0_crd1 = <int32_t_restrict>_sf_address(
         p_in_a0_crd1, sizeof(int32_t), 0)
     cdef float_restrict in_a0_val = <float_restrict>_sf_address(p_in_a0_val, sizeof(float), 0)
+    cdef int32_t_restrict in_a1_pos1 = <int32_t_restrict>_sf_address(
+        p_in_a1_pos1, sizeof(int32_t), 0)
+    cdef int32_t_restrict in_a1_crd1 = <int32_t_restrict>_sf_address(
+        p_in_a1_crd1, sizeof(int32_t), 0)
+    cdef float_restrict in_a1_val = <float_restrict>_sf_address(p_in_a1_val, sizeof(float), 0)
+    cdef int64_t_restrict out_ws_mark = <int64_t_restrict>_sf_address(
+        p_out_ws_mark, sizeof(int64_t), 1)
+    cdef int64_t_restrict out_ws_list = <int64_t_restrict>_sf_address(
+        p_out_ws_list, sizeof(int64_t), 1)
+    cdef int64_t_restrict out_row_pos = <int64_t_restrict>_sf_address(
+        p_out_row_pos, sizeof(int64_t), 1)
     with nogil:
-        _count_body(S_n0, S_n1, S_n2, out_ws_mark, out_ws_list, in_a1_pos1, in_a1_crd1, in_a1_val,
-            in_a0_pos1, in_a0_crd1, in_a0_val, sf_ret)
+        _count_body(S_n0, S_n1, S_n2, in_a0_pos1, in_a0_crd1, in_a0_val, in_a1_pos1, in_a1_crd1,
+            in_a1_val, out_ws_mark, out_ws_list, out_row_pos, ws_team, sf_ret)
     if sf_ret[1]:
         _sf_fail(sf_ret[1], sf_ret[2], sf_ret[3], sf_ret[4])
     return sf_ret[0]

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: coiterate -> dense
-# sparsefold compiler 0.2.0; source hash 979e022ed3ccaeaf
+# sparsefold compiler 0.2.0; source hash 1802bf096bbae882
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -34,6 +34,20 @@ cdef extern from *:
     ctypedef float* float_restrict "float * __restrict__"
     ctypedef int32_t* int32_t_restrict "int32_t * __restrict__"
     ctypedef int64_t* int64_t_restrict "int64_t * __restrict__"
+
+from cython.parallel cimport prange, threadid
+
+cdef extern from *:
+    """
+    #ifdef _OPENMP
+    #include <omp.h>
+    #define sf_max_threads() (omp_get_max_threads() < 64 ? omp_get_max_threads() \
+                              : 64)
+    #else
+    #define sf_max_threads() 1
+    #endif
+    """
+    int sf_max_threads() nogil
 
 def _sf_fail(site, a, b, c):
     # the first failed check of the call: which array, what was found
@@ -70,6 +84,9 @@ cdef void _run_body(
     cdef int64_t acc_n, e_a, e_b, i1_a, i1_b, k, key_a, key_b, p_a, p_b, pos_bad, r, range_v
     cdef int64_t range_v_2, s_a, s_b, sf_a, sf_b, sf_bad, sf_c, t, t_2, t_3
     cdef uint32_t row_bad32, row_bad32_2, row_lim32, row_lim32_2
+    cdef int sf_nt, sf_t, sf_pick, sf_tid
+    cdef int64_t sf_lo, sf_hi
+    cdef int64_t sf_terr[512]
     sf_bad = 0
     # a0: rows in order before anything reads them
     pos_bad = 0
@@ -99,7 +116,13 @@ cdef void _run_body(
                 break
     if sf_bad == 0:
         # row-driven co-iteration of a0, a1 over a0 | a1: per output row, one cursor per piece over its source row (inner coordinates in order, proved)
-        for r in range(S_n0):
+        # parallel: iterations on OpenMP threads (identical results for any thread count)
+        sf_hi = S_n0
+        sf_nt = sf_max_threads()
+        for sf_t in range(sf_nt * 8):
+            sf_terr[sf_t] = 0
+        for r in prange(sf_hi, num_threads=sf_nt, schedule='static'):
+            sf_tid = threadid()
             s_a = r
             p_a = in_a0_pos1[s_a]
             e_a = in_a0_pos1[s_a + 1]
@@ -111,15 +134,17 @@ cdef void _run_body(
                 for t_2 in range(p_a, e_a):
                     range_v = in_a0_crd1[t_2]
                     if <uint64_t>range_v >= <uint64_t>S_n1:
-                        if sf_bad == 0:
-                            sf_bad = 3
-                            sf_a = range_v
-                            sf_b = S_n1
-                            sf_c = 0
+                        if sf_terr[sf_tid * 8] == 0:
+                            sf_terr[sf_tid * 8] = 3
+                            sf_terr[sf_tid * 8 + 1] = r
+                            sf_terr[sf_tid * 8 + 2] = range_v
+                            sf_terr[sf_tid * 8 + 3] = S_n1
+                            sf_terr[sf_tid * 8 + 4] = 0
                         range_v = 0
             if row_bad32:
                 e_a = p_a
             stale_a = True
+            key_a = INT64_MAX
             s_b = r
             p_b = in_a1_pos1[s_b]
             e_b = in_a1_pos1[s_b + 1]
@@ -131,15 +156,17 @@ cdef void _run_body(
                 for t_3 in range(p_b, e_b):
                     range_v_2 = in_a1_crd1[t_3]
                     if <uint64_t>range_v_2 >= <uint64_t>S_n1:
-                        if sf_bad == 0:
-                            sf_bad = 4
-                            sf_a = range_v_2
-                            sf_b = S_n1
-                            sf_c = 0
+                        if sf_terr[sf_tid * 8] == 0:
+                            sf_terr[sf_tid * 8] = 4
+                            sf_terr[sf_tid * 8 + 1] = r
+                            sf_terr[sf_tid * 8 + 2] = range_v_2
+                            sf_terr[sf_tid * 8 + 3] = S_n1
+                            sf_terr[sf_tid * 8 + 4] = 0
                         range_v_2 = 0
             if row_bad32_2:
                 e_b = p_b
             stale_b = True
+            key_b = INT64_MAX
             acc = (-INFINITY)
             acc_n = 0
             while True:
@@ -177,6 +204,16 @@ cdef void _run_body(
                     stale_b = True
             out_cnt[r] = out_cnt[r] + acc_n
             out_val[r] = (acc if (acc > out_val[r] or acc != acc) and out_val[r] == out_val[r] else out_val[r])
+        sf_pick = -1
+        for sf_t in range(sf_nt):
+            if sf_terr[sf_t * 8] != 0:
+                if sf_pick < 0 or sf_terr[sf_t * 8 + 1] < sf_terr[sf_pick * 8 + 1]:
+                    sf_pick = sf_t
+        if sf_pick >= 0 and sf_bad == 0:
+            sf_bad = sf_terr[sf_pick * 8]
+            sf_a = sf_terr[sf_pick * 8 + 2]
+            sf_b = sf_terr[sf_pick * 8 + 3]
+            sf_c = sf_terr[sf_pick * 8 + 4]
     sf_ret[0] = 0
     sf_ret[1] = sf_bad
     sf_ret[2] = sf_a
