@@ -1,6 +1,8 @@
-"""COO operands read as rows (issue #13: COO paths): ``hstack`` of COO into CSR runs a row
-loop in which each COO operand is walked by one cursor, every row a run of equal row
-coordinates (``lower_stream.coo_run_leaf``), instead of a merge by key.
+"""COO paths (issue #13). ``hstack`` of COO into CSR runs a row loop in which each COO
+operand is walked by one cursor, every row a run of equal row coordinates
+(``compiler/coo_rows.py``), instead of a merge by key. ``vstack`` of CSR into COO copies each
+operand whole, its row coordinates expanded from ``indptr`` (``lower_stream._expand_rows``:
+marks and a running maximum on short rows, a fill per row on long ones).
 
 Differential tests against scipy on the intended dense value: sorted and unsorted COO,
 duplicates (summed, as scipy does), empty rows, a stale canonical flag, CSR beside COO,
@@ -137,3 +139,56 @@ def test_a_stale_canonical_flag_gives_sound_storage(r):
     except sf.InvalidData:
         return
     assert not storage_problems(got, "csr", canonical=False)
+
+
+# --- vstack of CSR into COO: row coordinates expanded from indptr -----------------------------
+
+vstack_coo = sf.jit(lambda a, b: sf.concat([a, b], axis=0), out="coo")
+
+
+@st.composite
+def csr_operands(draw, rows: int, cols: int, index_dtype: str):
+    """A canonical scipy CSR array: each row empty, short or full (rows of up to 14
+    entries, so both sides of the short-row threshold are drawn)."""
+    dense = np.zeros((rows, cols))
+    for r in range(rows):
+        kind = draw(st.sampled_from(["empty", "short", "full"]))
+        if kind == "short":
+            columns = draw(st.sets(st.integers(0, cols - 1), min_size=1, max_size=2))
+            dense[r, sorted(columns)] = 1
+        elif kind == "full":
+            dense[r, :] = np.arange(1, cols + 1)
+    a = sp.csr_array(dense)
+    a.indices = a.indices.astype(index_dtype)
+    a.indptr = a.indptr.astype(index_dtype)
+    return a
+
+
+@settings(max_examples=40, deadline=None)
+@given(r1=st.integers(1, 6), r2=st.integers(7, 12), cols=st.integers(2, 14),
+       index_dtype=st.sampled_from(["int32", "int64"]), data=st.data())
+def test_vstack_of_csr_into_coo_matches_scipy(r1, r2, cols, index_dtype, data):
+    a = data.draw(csr_operands(r1, cols, index_dtype), label="a")
+    b = data.draw(csr_operands(r2, cols, index_dtype), label="b")
+    got = vstack_coo(a, b)
+    check_result(got, np.vstack([a.toarray(), b.toarray()]), "coo", exact_pattern=True)
+
+
+def test_vstack_of_csr_into_coo_is_two_bulk_copies():
+    text = sf.show(vstack_coo, sp.csr_array(np.eye(3)), sp.csr_array(np.eye(4, 3)))
+    assert "bulk loop" in text and "running maximum" in text
+
+
+@pytest.mark.parametrize("rows_per_entry", [1, 8])  # short rows and long rows
+def test_vstack_of_csr_into_coo_rejects_bad_storage(rows_per_entry):
+    a = sp.csr_array(np.ones((3, rows_per_entry)))
+    bad = a.copy()
+    bad.indices[-1] = rows_per_entry + 4
+    with pytest.raises(sf.InvalidData, match=rf"a1: indices out of range \[0, "
+                                             rf"{rows_per_entry}\): found {rows_per_entry + 4}"):
+        vstack_coo(a, bad)
+    bad = a.copy()
+    bad.indptr[1], bad.indptr[2] = bad.indptr[2], bad.indptr[1]
+    bad.has_canonical_format = False
+    with pytest.raises(sf.InvalidData, match="indptr|monotone"):
+        vstack_coo(a, bad)
