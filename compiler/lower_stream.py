@@ -22,11 +22,10 @@ from __future__ import annotations
 
 from sparsefold.compiler.bounds import check_segment, copy_coordinates, read_coordinate
 from sparsefold.compiler.cnames import ctype
-from sparsefold.compiler.coo_rows import CooRun, coo_run_leaf
+from sparsefold.compiler.coo_rows import CooRun, coo_run_leaf, expand_rows, rows_expanded
 from sparsefold.compiler.loops import (
     INT,
     Bin,
-    Cond,
     Expr,
     Lit,
     Load,
@@ -506,7 +505,7 @@ def bulk_shifts(piece: StreamPiece, fmt, dtype) -> tuple[sz.Expr, ...] | None:
     leaf = piece.leaf
     kinds = fmt.kinds
     if piece.free or piece.layers or piece.guard != sz.TRUE or leaf.dtype != dtype or \
-            leaf.format.kinds != kinds and not _rows_expanded(leaf.format.kinds, kinds):
+            leaf.format.kinds != kinds and not rows_expanded(leaf.format.kinds, kinds):
         return None
     if kinds != ("full", "pos") and not (kinds and kinds[0] == "pos" and
                                          all(k == "one" for k in kinds[1:])):
@@ -520,43 +519,6 @@ def bulk_shifts(piece: StreamPiece, fmt, dtype) -> tuple[sz.Expr, ...] | None:
             return None
         shifts.append(shift)
     return tuple(shifts)
-
-
-def _rows_expanded(leaf_kinds, out_kinds) -> bool:
-    """CSR/CSC copied whole into 2-d COO: the row coordinates are expanded from ``pos``."""
-    return leaf_kinds == ("full", "pos") and out_kinds == ("pos", "one")
-
-
-# Below this many entries per row on average, a leaf's row coordinates are expanded by marks
-# and a running maximum (three flat passes) instead of a fill per row, whose loop exit is
-# mispredicted on short rows of varying length.
-SHORT_ROWS = 4
-
-
-def _expand_rows(low: Lowering, pos, rows: Expr, base: Expr, count: Expr, asm: AppendOut,
-                 shift: Expr) -> None:
-    """``crd0[n + p - base] = r + shift`` for every entry ``p`` of row ``r``. ``pos`` is
-    monotone (checked before the kernel's loops), so every index is in ``[n, n + count)``."""
-    b, ix, n, crd0 = low.b, asm.ix, asm.n, asm.crd[0]
-    r, t = b.fresh("r"), b.fresh("t")
-    with b.if_(Bin("<", count, Bin("*", rows, Lit(str(SHORT_ROWS), INT)))):
-        b.comment("short rows: zero, mark each nonempty row's first entry with its row, then "
-                  "carry the running maximum forward (rows only grow)")
-        with b.loop(t, 0, count):
-            b.store(crd0, n + t, Lit("0", ix))
-        with b.loop(r, 0, rows):
-            with b.if_(Bin("<", Load(pos, r), Load(pos, r + 1))):
-                b.store(crd0, Bin("+", n, Bin("-", Load(pos, r), base)), cast(ix, r + shift))
-        run, v = b.fresh("row_run", ix), b.fresh("row_v", ix)
-        b.assign(run, Lit("0", ix))
-        with b.loop(t, 0, count):
-            b.assign(v, Load(crd0, n + t))
-            b.assign(run, Cond(Bin(">", v, run), v, run))
-            b.store(crd0, n + t, run)
-    with b.else_():
-        with b.loop(r, 0, rows):
-            with b.loop(t, Bin("-", Load(pos, r), base), Bin("-", Load(pos, r + 1), base)):
-                b.store(crd0, n + t, cast(ix, r + shift))
 
 
 def lower_bulk(low: Lowering, pieces, fmt, asm: AppendOut) -> None:
@@ -586,12 +548,12 @@ def lower_bulk(low: Lowering, pieces, fmt, asm: AppendOut) -> None:
                 b.assign(cur, Bin("+", shifts[0], rows))
                 b.assign(count, Bin("-", Load(pos, rows), base))
                 levels = [(1, shifts[1])]
-            elif _rows_expanded(leaf.format.kinds, kinds):
+            elif rows_expanded(leaf.format.kinds, kinds):
                 pos = arrays.pos[1]
                 rows = index(leaf.shape[leaf.format.mode_order[0]])
                 b.assign(base, Load(pos, Lit("0", INT)))
                 b.assign(count, Bin("-", Load(pos, rows), base))
-                _expand_rows(low, pos, rows, base, count, asm, shifts[0])
+                expand_rows(low, pos, rows, base, count, asm, shifts[0])
                 levels = [(1, shifts[1])]
             else:
                 pos0 = arrays.pos[0]
