@@ -148,8 +148,8 @@ vstack_coo = sf.jit(lambda a, b: sf.concat([a, b], axis=0), out="coo")
 
 @st.composite
 def csr_operands(draw, rows: int, cols: int, index_dtype: str):
-    """A canonical scipy CSR array: each row empty, short or full (rows of up to 14
-    entries, so both sides of the short-row threshold are drawn)."""
+    """A canonical scipy CSR array: each row empty, short or full (rows of up to 40
+    entries, so both sides of the short-row threshold, 16 per row, are drawn)."""
     dense = np.zeros((rows, cols))
     for r in range(rows):
         kind = draw(st.sampled_from(["empty", "short", "full"]))
@@ -165,7 +165,7 @@ def csr_operands(draw, rows: int, cols: int, index_dtype: str):
 
 
 @settings(max_examples=40, deadline=None)
-@given(r1=st.integers(1, 6), r2=st.integers(7, 12), cols=st.integers(2, 14),
+@given(r1=st.integers(1, 6), r2=st.integers(7, 12), cols=st.integers(2, 40),
        index_dtype=st.sampled_from(["int32", "int64"]), data=st.data())
 def test_vstack_of_csr_into_coo_matches_scipy(r1, r2, cols, index_dtype, data):
     a = data.draw(csr_operands(r1, cols, index_dtype), label="a")
@@ -179,7 +179,7 @@ def test_vstack_of_csr_into_coo_is_two_bulk_copies():
     assert "bulk loop" in text and "running maximum" in text
 
 
-@pytest.mark.parametrize("rows_per_entry", [1, 8])  # short rows and long rows
+@pytest.mark.parametrize("rows_per_entry", [1, 20])  # short rows and long rows
 def test_vstack_of_csr_into_coo_rejects_bad_storage(rows_per_entry):
     a = sp.csr_array(np.ones((3, rows_per_entry)))
     bad = a.copy()
@@ -192,3 +192,20 @@ def test_vstack_of_csr_into_coo_rejects_bad_storage(rows_per_entry):
     bad.has_canonical_format = False
     with pytest.raises(sf.InvalidData, match="indptr|monotone"):
         vstack_coo(a, bad)
+
+
+@pytest.mark.parametrize("index_dtype", ["int32", "int64"])
+@pytest.mark.parametrize("per_row", [1, 3, 15, 16, 17, 40])  # around the short-row threshold
+def test_vstack_of_csr_into_coo_on_both_sides_of_the_short_row_threshold(index_dtype, per_row):
+    rng = np.random.default_rng(per_row)
+    parts = []
+    for rows in (5, 9):
+        dense = np.zeros((rows, 48))
+        for r in range(rows):
+            if r % 4 != 1:  # some empty rows, first and last rows stored
+                dense[r, np.sort(rng.choice(48, per_row, replace=False))] = r + 1
+        a = sp.csr_array(dense)
+        a.indices, a.indptr = a.indices.astype(index_dtype), a.indptr.astype(index_dtype)
+        parts.append(a)
+    got = vstack_coo(*parts)
+    check_result(got, np.vstack([p.toarray() for p in parts]), "coo", exact_pattern=True)
