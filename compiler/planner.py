@@ -25,6 +25,7 @@ from dataclasses import replace
 from itertools import permutations
 
 from sparsefold.compiler import contract
+from sparsefold.compiler.coo_rows import coo_run_leaf
 from sparsefold.compiler.lattice import build as build_lattice
 from sparsefold.compiler.lower_stream import bulk_shifts, row_loop_applies
 from sparsefold.compiler.order import prune_guards, stream_is_ordered, stream_is_row_ordered
@@ -153,6 +154,10 @@ def _plan_stream(pieces, program: Node, fmt: Format) -> Plan:
         return StreamPlan(pieces, "row", "append", finite)
     if ordered:
         return StreamPlan(pieces, "leaf", "append", finite)
+    if _coo_rows(pieces, fmt):
+        # sorted COO read as rows (one cursor per leaf, no search): a plain copy per row
+        # instead of a merge by key (hstack of COO into CSR)
+        return StreamPlan(pieces, "row", "append", finite)
     if _pieces_mergeable(pieces, order):
         # each piece in order on its own (COO hstack): one pass merging the pieces by key
         operand = Operand(program, pieces)
@@ -165,6 +170,20 @@ def _plan_stream(pieces, program: Node, fmt: Format) -> Plan:
     if len(order) > 1 and stream_is_row_ordered(pieces, order):
         return StreamPlan(pieces, "leaf", "bucket", finite)
     return StreamPlan(pieces, "leaf", "sort", finite)
+
+
+def _coo_rows(pieces, fmt: Format) -> bool:
+    """May output rows drive the loop when some leaves are COO, read as runs of equal row
+    coordinates? A cursor only moves forward, so each COO piece must arrive in output
+    storage order on its own (proved): its source rows are visited in increasing order.
+    Only into CSR/CSC: into COO, the merge measured 2.7x faster on rows of ~2 entries
+    (a row loop pays mispredicted loop exits per row; the merge's keys compile to
+    selects), the row loop 0.3-0.6x on rows of ~70 (docs/benchmarks.md)."""
+    order = fmt.mode_order
+    return len(order) == 2 and fmt.levels[0].full and any(coo_run_leaf(p) for p in pieces) and \
+        row_loop_applies(pieces, order, coo_runs=True) and \
+        stream_is_row_ordered(pieces, order) and \
+        all(stream_is_ordered((p,), order) for p in pieces if coo_run_leaf(p))
 
 
 MAX_MERGED_PIECES = 4

@@ -1,0 +1,114 @@
+"""COO paths of the stream lowerings (``lower_stream.py``).
+
+**A 2-d COO leaf read as rows**, for the row-driven loop (``lower_stream.lower_rows``).
+
+COO storage reaches a kernel in storage order: the runtime sorts it, or checks it, or
+trusts scipy's canonical flag (``storage/levels.py``). Its rows are then runs of equal row
+coordinates, so one cursor walking the leaf once finds each row's run where the previous
+one ended: no search, no ``pos`` array, and the comparison that ends a run is also the
+range check of the row coordinates it takes. Entries no row takes are range-checked after
+the loop, so every stored row coordinate is checked; under a stale canonical flag (rows
+out of order) some entries are not copied, and the result stays sound storage.
+
+**A compressed leaf copied whole into COO** (``lower_stream.lower_bulk``): its row
+coordinates expanded from ``pos`` (:func:`expand_rows`).
+"""
+
+from __future__ import annotations
+
+from sparsefold.compiler.bounds import read_coordinate
+from sparsefold.compiler.loops import INT, Bin, Cond, Expr, Lit, Load, Var, cast
+from sparsefold.compiler.lowering import Lowering
+from sparsefold.compiler.streams import StreamPiece
+
+__all__ = ["coo_run_leaf", "CooRun", "rows_expanded", "expand_rows", "SHORT_ROWS"]
+
+
+def coo_run_leaf(piece: StreamPiece) -> bool:
+    """Is the piece's leaf 2-d COO (a non-unique outer coordinate, one inner coordinate per
+    entry)?"""
+    return piece.leaf.format.kinds == ("pos", "one") and piece.leaf.ndim == 2
+
+
+class CooRun:
+    """The cursor over one COO leaf: entries ``[q, end)`` are still unread. ``skip``: the
+    loop may pass over source rows (a row guard, fewer output rows than source rows), whose
+    entries are stepped over. Constructing it emits the cursor's start."""
+
+    def __init__(self, low: Lowering, piece: StreamPiece, *, skip: bool):
+        b = low.b
+        self.leaf = piece.leaf
+        arrays = low.leaf(piece.leaf)
+        self.crd0, self.skip = arrays.crd[0], skip
+        self.q, self.end = b.fresh("run_q"), b.fresh("run_end")
+        with b.block(f"{self.leaf.name} ({self.leaf.format}) read as rows: one cursor over "
+                     f"its entries, each row a run of equal row coordinates"):
+            b.assign(self.q, Load(arrays.pos[0], Lit("0", INT)))
+            b.assign(self.end, Load(arrays.pos[0], Lit("1", INT)))
+
+    def row(self, low: Lowering, src: Var) -> tuple[Var, Expr]:
+        """Advance over source row ``src`` (in range: the loop's own row): its run is
+        ``[start, q)``, the ``(start, end)`` returned."""
+        b, q, crd0 = low.b, self.q, self.crd0
+        more = Bin("<", q, self.end)
+        if self.skip:  # unsigned: a negative coordinate is never stepped over
+            with b.while_(Bin("and", more, Bin("<", cast("uint64_t", Load(crd0, q)),
+                                               cast("uint64_t", src)))):
+                b.assign(q, q + 1)
+        start = b.fresh("run_start")
+        b.assign(start, q)
+        with b.while_(Bin("and", more, Bin("==", Load(crd0, q), src))):
+            b.assign(q, q + 1)
+        return start, q
+
+    def close(self, low: Lowering) -> None:
+        """After the loop: the entries no row took have their row coordinate checked (out of
+        range: reported; in range: rows the loop passed over, or rows out of order under a
+        stale flag)."""
+        b = low.b
+        with b.block(f"{self.leaf.name}: the entries no row took have their row coordinate "
+                     f"checked"):
+            v, t = b.fresh("range_v"), b.fresh("t")
+            with b.loop(t, self.q, self.end):
+                read_coordinate(b, low.sites, self.leaf, 0, self.crd0, t, v)
+
+
+# --- COO outputs: row coordinates from a compressed leaf ---------------------------------------
+
+def rows_expanded(leaf_kinds, out_kinds) -> bool:
+    """CSR/CSC copied whole into 2-d COO: the row coordinates are expanded from ``pos``."""
+    return leaf_kinds == ("full", "pos") and out_kinds == ("pos", "one")
+
+
+# Below this many entries per row on average, a leaf's row coordinates are expanded by marks
+# and a running maximum (three flat passes) instead of a fill per row, whose loop exit is
+# mispredicted on short rows of varying length. Measured (vstack of CSR into COO): on ~6
+# entries per row, 16 ran 0.80x of 4 (which took the fill); always marking ran 1.75-1.90x
+# of the fill on ~70 entries per row.
+SHORT_ROWS = 16
+
+
+def expand_rows(low: Lowering, pos, rows: Expr, base: Expr, count: Expr, asm,
+                 shift: Expr) -> None:
+    """``crd0[n + p - base] = r + shift`` for every entry ``p`` of row ``r``. ``pos`` is
+    monotone (checked before the kernel's loops), so every index is in ``[n, n + count)``."""
+    b, ix, n, crd0 = low.b, asm.ix, asm.n, asm.crd[0]
+    r, t = b.fresh("r"), b.fresh("t")
+    with b.if_(Bin("<", count, Bin("*", rows, Lit(str(SHORT_ROWS), INT)))):
+        b.comment("short rows: zero, mark each nonempty row's first entry with its row, then "
+                  "carry the running maximum forward (rows only grow)")
+        with b.loop(t, 0, count):
+            b.store(crd0, n + t, Lit("0", ix))
+        with b.loop(r, 0, rows):
+            with b.if_(Bin("<", Load(pos, r), Load(pos, r + 1))):
+                b.store(crd0, Bin("+", n, Bin("-", Load(pos, r), base)), cast(ix, r + shift))
+        run, v = b.fresh("row_run", ix), b.fresh("row_v", ix)
+        b.assign(run, Lit("0", ix))
+        with b.loop(t, 0, count):
+            b.assign(v, Load(crd0, n + t))
+            b.assign(run, Cond(Bin(">", v, run), v, run))
+            b.store(crd0, n + t, run)
+    with b.else_():
+        with b.loop(r, 0, rows):
+            with b.loop(t, Bin("-", Load(pos, r), base), Bin("-", Load(pos, r + 1), base)):
+                b.store(crd0, n + t, cast(ix, r + shift))
