@@ -371,11 +371,10 @@ class StageKernel:
         team = 1 if threads.openmp_runtime() is None else min(setting[0], MAX_THREADS)
         (rows,) = self._rows_fn(env)
         starts = {"row_pos": ((rows + 1,), np.dtype(np.int64), None)}
-        while True:
-            specs = Workspace.scratch(columns, dtype, slices=team) | starts
-            if team == 1 or _total_bytes(specs) <= memory_limit():
-                break
+        specs = Workspace.scratch(columns, dtype, slices=team) | starts
+        if team > 1 and _total_bytes(specs) > memory_limit():
             team = 1
+            specs = Workspace.scratch(columns, dtype) | starts
         out: dict = self._arrays(specs, "a row workspace")
         out[TEAM] = team
         return out
