@@ -19,6 +19,7 @@ from __future__ import annotations
 from sparsefold.compiler.bounds import axis_size, read_coordinate
 from sparsefold.compiler.loops import INT, Bin, Cond, Expr, Lit, Load, Var, cast
 from sparsefold.compiler.lowering import Lowering
+from sparsefold.compiler.outputs import AppendOut
 from sparsefold.compiler.streams import StreamPiece
 from sparsefold.compiler.values import index
 from sparsefold.spec import sizes as sz
@@ -135,7 +136,7 @@ def scatter_applies(pieces, runs: dict, out_order, asm) -> bool:
     """May the rows be assembled by count and scatter instead of the row loop? Every piece
     a COO leaf walked whole (no row skipped), copied unchanged but for constant shifts, into
     CSR/CSC (the assembler itself, not a checked wrapper)."""
-    return type(asm).__name__ == "AppendOut" and asm.kinds == ("full", "pos") and \
+    return type(asm) is AppendOut and asm.kinds == ("full", "pos") and \
         len(runs) == len(pieces) and not any(r.skip for r in runs.values()) and all(
             not p.layers and p.guard == sz.TRUE and p.leaf.dtype == asm.dtype and
             _shift(p, out_order[0], 0) is not None and _shift(p, out_order[1], 1) is not None
