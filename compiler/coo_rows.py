@@ -16,12 +16,16 @@ coordinates expanded from ``pos`` (:func:`expand_rows`).
 
 from __future__ import annotations
 
-from sparsefold.compiler.bounds import read_coordinate
+from sparsefold.compiler.bounds import axis_size, read_coordinate
 from sparsefold.compiler.loops import INT, Bin, Cond, Expr, Lit, Load, Var, cast
 from sparsefold.compiler.lowering import Lowering
+from sparsefold.compiler.outputs import AppendOut
 from sparsefold.compiler.streams import StreamPiece
+from sparsefold.compiler.values import index
+from sparsefold.spec import sizes as sz
 
-__all__ = ["coo_run_leaf", "CooRun", "rows_expanded", "expand_rows", "SHORT_ROWS"]
+__all__ = ["coo_run_leaf", "CooRun", "rows_expanded", "expand_rows", "SHORT_ROWS",
+           "scatter_applies", "lower_scatter"]
 
 
 def coo_run_leaf(piece: StreamPiece) -> bool:
@@ -112,3 +116,89 @@ def expand_rows(low: Lowering, pos, rows: Expr, base: Expr, count: Expr, asm,
         with b.loop(r, 0, rows):
             with b.loop(t, Bin("-", Load(pos, r), base), Bin("-", Load(pos, r + 1), base)):
                 b.store(crd0, n + t, cast(ix, r + shift))
+
+
+# --- COO rows into CSR on short rows: count, prefix sum, scatter -------------------------------
+
+def _shift(piece: StreamPiece, axis: int, level: int):
+    """The constant ``s`` with output coordinate ``axis`` = leaf coordinate ``level`` + s,
+    or None."""
+    var = sz.in_coord(piece.leaf.format.mode_order[level]).name
+    c = piece.coords[axis]
+    s = sz.substitute(c, {var: 0})
+    if {x for x in sz.free_symbols(s) if x.startswith("_")} or \
+            not sz.definitely_equal(c, sz.add(sz.Sym(var), s)):
+        return None
+    return s
+
+
+def scatter_applies(pieces, runs: dict, out_order, asm) -> bool:
+    """May the rows be assembled by count and scatter instead of the row loop? Every piece
+    a COO leaf walked whole (no row skipped), copied unchanged but for constant shifts, into
+    CSR/CSC (the assembler itself, not a checked wrapper)."""
+    return type(asm) is AppendOut and asm.kinds == ("full", "pos") and \
+        len(runs) == len(pieces) and not any(r.skip for r in runs.values()) and all(
+            not p.layers and p.guard == sz.TRUE and p.leaf.dtype == asm.dtype and
+            _shift(p, out_order[0], 0) is not None and _shift(p, out_order[1], 1) is not None
+            for p in pieces)
+
+
+def lower_scatter(low: Lowering, pieces, runs: dict, out_order, rows: Expr, asm) -> None:
+    """Count each output row's entries (the row coordinates' range check fused into the
+    count), prefix-sum them into ``pos``, then place each piece's entries at their row's next
+    slot, pieces in order (stable: each row gets its pieces' runs in order, as the row loop
+    does), using ``pos`` itself as the cursors and shifting it back after. No loop per row.
+    Each place is clamped below the total, so even storage changed under the call cannot
+    write outside the output."""
+    b, ix, pos = low.b, asm.ix, asm.pos[1]
+    r, t, d, o = b.fresh("r"), b.fresh("t"), b.fresh("slot"), b.fresh("o_row")
+    total = b.fresh("total")
+    b.comment("short rows: count, prefix sum, scatter (no loop per row to mispredict)")
+    with b.loop(r, 0, rows + 1):
+        b.store(pos, r, Lit("0", ix))
+    for n, piece in enumerate(pieces):
+        run, v = runs[n], b.fresh("i0")
+        with b.loop(t, run.q, run.end):
+            read_coordinate(b, low.sites, piece.leaf, 0, run.crd0, t, v)
+            b.assign(o, v + index(_shift(piece, out_order[0], 0)))
+            b.store(pos, o + 1, cast(ix, Bin("+", Load(pos, o + 1), Lit("1", INT))))
+    with b.loop(r, 0, rows):
+        b.store(pos, r + 1, cast(ix, Bin("+", Load(pos, r + 1), Load(pos, r))))
+    b.assign(total, Load(pos, rows))
+    for n, piece in enumerate(pieces):
+        run, arrays = runs[n], low.leaf(piece.leaf)
+        crd1 = arrays.crd[1]
+        bits = {"int32_t": 32, "int64_t": 64}[crd1.ctype]
+        unsigned = f"uint{bits}_t"
+        bad, c, lim = b.fresh(f"range_bad{bits}", unsigned), b.fresh(f"range_c{bits}", unsigned), \
+            b.fresh(f"range_lim{bits}", unsigned)
+        size = axis_size(piece.leaf, 1)
+        b.assign(lim, cast(unsigned, Lit(f"({size.text} if {size.text} < <int64_t>2147483648 "
+                                         f"else <int64_t>2147483648)", INT, size.uses))
+                 if bits == 32 else cast(unsigned, size))
+        b.assign(bad, Lit("0", unsigned))
+        with b.loop(t, run.q, run.end):
+            i0 = Load(run.crd0, t)
+            b.assign(o, Cond(Bin("<", cast("uint64_t", i0), cast("uint64_t", axis_size(
+                piece.leaf, 0))), i0, Lit("0", INT)) + index(_shift(piece, out_order[0], 0)))
+            b.assign(d, Load(pos, o))
+            b.assign(d, Cond(Bin("<", d, total), d, total - 1))
+            b.store(pos, o, cast(ix, d + 1))
+            b.assign(c, cast(unsigned, Load(crd1, t)))
+            b.assign(bad, Bin("|", bad, Bin(">=", c, lim)))
+            shift = index(_shift(piece, out_order[1], 1))
+            if crd1.ctype == ix:  # same width: the sum wraps in the unsigned type (as a copy)
+                column = cast(ix, Bin("+", c, cast(unsigned, shift)))
+            else:
+                column = Bin("+", cast(ix, Load(crd1, t)), cast(ix, shift))
+            b.store(asm.crd[1], d, column)
+            b.store(asm.val, d, Load(arrays.val, t))
+        with b.if_(bad):
+            v = b.fresh("range_v")
+            with b.loop(t, run.q, run.end):
+                read_coordinate(b, low.sites, piece.leaf, 1, crd1, t, v)
+    b.comment("pos[r] now ends row r: shift it to start it")
+    with b.loop(r, 0, rows):
+        b.store(pos, rows - r, Load(pos, rows - r - 1))
+    b.store(pos, Lit("0", INT), Lit("0", ix))
+    b.assign(asm.n, total)

@@ -22,7 +22,15 @@ from __future__ import annotations
 
 from sparsefold.compiler.bounds import check_segment, copy_coordinates, read_coordinate
 from sparsefold.compiler.cnames import ctype
-from sparsefold.compiler.coo_rows import CooRun, coo_run_leaf, expand_rows, rows_expanded
+from sparsefold.compiler.coo_rows import (
+    SHORT_ROWS,
+    CooRun,
+    coo_run_leaf,
+    expand_rows,
+    lower_scatter,
+    rows_expanded,
+    scatter_applies,
+)
 from sparsefold.compiler.loops import (
     INT,
     Bin,
@@ -340,15 +348,26 @@ def lower_rows(low: Lowering, pieces: tuple[StreamPiece, ...], out_order, out_sh
     runs = {n: CooRun(low, p, skip=bool(row_guards(p, row)) or not sz.definitely_equal(
                 p.leaf.shape[p.leaf.format.mode_order[0]], out_shape[out_order[0]]))
             for n, p in enumerate(pieces) if coo_run_leaf(p)}
+    rows = index(out_shape[out_order[0]])
+    short = None
+    if scatter_applies(pieces, runs, out_order, asm):
+        entries = Lit(" + ".join(f"({x.end.name} - {x.q.name})" for x in runs.values()), INT)
+        short = b.if_(Bin("<", entries, Bin("*", rows, Lit(str(SHORT_ROWS), INT))))
+        with short:
+            lower_scatter(low, pieces, runs, out_order, rows, asm)
+        short = b.else_()
+        short.__enter__()
     with b.block("row-driven loop: output rows outermost; each piece contributes its source "
                  "row (backward map), in piece order"):
-        with b.loop(r, 0, index(out_shape[out_order[0]])):
+        with b.loop(r, 0, rows):
             for n, piece in enumerate(pieces):
                 with b.block(f"piece {n}: row of {piece.leaf.name} ({piece.leaf.format})"):
                     _row_piece(low, piece, out_order, r, row, asm, values, runs.get(n))
             asm.end_row(low, r)
-    for run in runs.values():
+    for run in runs.values():  # (count and scatter checked every row coordinate)
         run.close(low)
+    if short is not None:
+        short.__exit__(None, None, None)
 
 
 def _fill_parallel(low: Lowering, pieces, asm) -> bool:

@@ -209,3 +209,41 @@ def test_vstack_of_csr_into_coo_on_both_sides_of_the_short_row_threshold(index_d
         parts.append(a)
     got = vstack_coo(*parts)
     check_result(got, np.vstack([p.toarray() for p in parts]), "coo", exact_pattern=True)
+
+
+@pytest.mark.parametrize("order", ["sorted", "shuffled"])
+@pytest.mark.parametrize("per_row", [1, 3, 7, 8, 9, 40])  # around the short-row threshold
+def test_hstack_of_coo_into_csr_on_both_sides_of_the_short_row_threshold(order, per_row):
+    """Below 16 entries per output row on average the kernel counts and scatters; above, it
+    runs the row loop (each operand here holds about half of a row)."""
+    rng = np.random.default_rng(per_row)
+    parts = []
+    for cols in (50, 60):
+        dense = np.zeros((9, cols))
+        for r in range(9):
+            if r % 4 != 1:  # some empty rows, first and last rows stored
+                dense[r, np.sort(rng.choice(cols, per_row, replace=False))] = r + 1
+        a = sp.coo_array(dense)
+        if order == "shuffled":
+            p = rng.permutation(a.nnz)
+            a = sp.coo_array((a.data[p], (a.coords[0][p], a.coords[1][p])), shape=a.shape)
+        parts.append(a)
+    got = hstack_csr(*parts)
+    check_result(got, np.hstack([p.toarray() for p in parts]), "csr", exact_pattern=True)
+
+
+@pytest.mark.parametrize("per_row", [1, 40])
+@pytest.mark.parametrize("bad", ["row", "column"])
+def test_out_of_range_coordinates_on_short_and_long_rows(per_row, bad):
+    r = [x for x in range(3) for _ in range(per_row)]
+    c = [x for _ in range(3) for x in range(per_row)]
+    a = _coo(r, c, (3, per_row))
+    r2, c2 = list(r), list(c)
+    if bad == "row":
+        r2[-1] = 3
+        pattern = r"a1: coords\[0\] out of range \[0, 3\): found 3"
+    else:
+        c2[len(c2) // 2] = per_row
+        pattern = rf"a1: coords\[1\] out of range \[0, {per_row}\): found {per_row}"
+    with pytest.raises(sf.InvalidData, match=pattern):
+        hstack_csr(a, _coo(r2, c2, (3, per_row)))
