@@ -71,7 +71,8 @@ from sparsefold.compiler import cache as _cache
 from sparsefold.spec.errors import IllFormedProgram, InternalError
 
 __all__ = [
-    "BUFFER_ADDRESS_PYX", "CFLAGS", "split_levels", "CYTHON_DIRECTIVES", "load_module", "kernel_key",
+    "BUFFER_ADDRESS_PYX", "CFLAGS", "split_levels", "CYTHON_DIRECTIVES", "load_module",
+    "kernel_key",
     "module_name_for", "environment_fields", "compiler_version", "data_pointer", "stats",
     "COMPILER_VERSION", "clear_memory_cache", "NotPrebuilt", "register_prebuilt",
     "prebuilt_only", "source_digest", "OPENMP_FLAGS", "openmp_flags", "active_cflags",

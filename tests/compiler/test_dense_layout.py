@@ -3,8 +3,8 @@
 per entry of the sparse operand. The values are the program's whatever the layout; these
 tests pin both the layout choice and the values, through the checked and the fast path."""
 
-import io
 import contextlib
+import io
 
 import numpy as np
 import pytest
