@@ -208,7 +208,11 @@ def test_the_output_index_width_is_the_checked_paths():
     a, b = _csr(1), _csr(2)
     assert f(a, b).indices.dtype == np.int32
     stage = _kernel(f).final
-    (dtypes, out_index, unit), = stage._variants
+    # the variant this call ran (kernels are shared across the process: another test may
+    # have built other variants of the same program)
+    (dtypes, out_index, unit), *_ = [
+        key for key in stage._variants if key[1] == "int32" and
+        all(np.dtype(d) == np.int32 for _, parts in key[0] for _, d in parts)]
     assert out_index == "int32"
     index_dtypes = {name: dict(parts) for name, parts in dtypes}
     wide = stage._variant((dtypes, "int64", unit), index_dtypes, "int64")[2]
