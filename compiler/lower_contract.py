@@ -181,27 +181,35 @@ def _product_rows(low, plan, asm, values, driver, located, rows, cols) -> None:
         with b.loop(r, 0, rows):
             b.assign(tag, Bin("+", rows, r))
             ws.start_row()
+            _workspace_row(low, plan, asm, values, driver, located, ws, r, tag)
 
-            def each_x(k, x_value):
-                x = b.fresh("x", _ct(product.args[first].dtype))
-                b.assign(x, convert(x_value(), product.args[first].dtype))
 
-                def each_y(c, y_value):
-                    v = values.map_with(product, {first: x, second: y_value()}, ())
-                    ws.add(c, v, tag)
-                located.entries(k, each_y)
-            driver.entries(r, each_x)
-            ws.flush(tag, lambda c, v: asm.emit(low, _coords(plan, r, c), v))
-            asm.end_row(low, r)
+def _workspace_row(low, plan, asm, values, driver, located, ws: Workspace, r: Var,
+                   tag: Var) -> None:
+    """Row ``r`` of a sparse product: each entry (k, x) of the driver's row locates row k
+    of the other operand, x * y accumulates in ``ws``; the touched columns go to ``asm`` in
+    order."""
+    b, product = low.b, plan.product
+    first, second = (1, 0) if plan.transposed else (0, 1)
+
+    def each_x(k, x_value):
+        x = b.fresh("x", _ct(product.args[first].dtype))
+        b.assign(x, convert(x_value(), product.args[first].dtype))
+
+        def each_y(c, y_value):
+            v = values.map_with(product, {first: x, second: y_value()}, ())
+            ws.add(c, v, tag)
+        located.entries(k, each_y)
+    driver.entries(r, each_x)
+    ws.flush(tag, lambda c, v: asm.emit(low, _coords(plan, r, c), v))
+    asm.end_row(low, r)
 
 
 def _parallel_fill(low, plan, asm: AppendOut, values, driver, located, rows, cols) -> None:
     """Every row from its start ``row_pos[r]`` (``count`` wrote them), in parallel, each
     thread in its own workspace slice; each entry lands where the serial loop puts it."""
     b = low.b
-    product = plan.product
     acc_dtype = plan.reduction.node.dtype
-    first, second = (1, 0) if plan.transposed else (0, 1)
     row_pos = low.out("row_pos", INT)
     ws = Workspace(low, cols, acc_dtype)
     r, tag = b.fresh("r"), b.fresh("tag")
@@ -215,18 +223,7 @@ def _parallel_fill(low, plan, asm: AppendOut, values, driver, located, rows, col
             b.assign(tag, Bin("+", rows, r))
             b.assign(asm.n, Load(row_pos, r))
             ws.start_row()
-
-            def each_x(k, x_value):
-                x = b.fresh("x", _ct(product.args[first].dtype))
-                b.assign(x, convert(x_value(), product.args[first].dtype))
-
-                def each_y(c, y_value):
-                    v = values.map_with(product, {first: x, second: y_value()}, ())
-                    ws.add(c, v, tag)
-                located.entries(k, each_y)
-            driver.entries(r, each_x)
-            ws.flush(tag, lambda c, v: asm.emit(low, _coords(plan, r, c), v))
-            asm.end_row(low, r)
+            _workspace_row(low, plan, asm, values, driver, located, ws, r, tag)
     asm.n = whole
     b.assign(whole, Load(row_pos, rows))
 
