@@ -51,7 +51,8 @@ _SAFE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 class Sites:
     """The checks of one kernel module: (kind, what) per site; a site's number (from 1) is
     what ``sf_bad`` records. Kinds: "range" (a coordinate outside its axis), "pos" (a row
-    pointer array not monotone), "map" (a user operator's map left its axis)."""
+    pointer array not monotone), "map" (a user operator's map left its axis), "order" (COO
+    row coordinates out of order under a canonical flag the kernel trusted)."""
 
     table: list[tuple[str, str]] = field(default_factory=list)
 

@@ -7,8 +7,10 @@ trusts scipy's canonical flag (``storage/levels.py``). Its rows are then runs of
 coordinates, so one cursor walking the leaf once finds each row's run where the previous
 one ended: no search, no ``pos`` array, and the comparison that ends a run is also the
 range check of the row coordinates it takes. Entries no row takes are range-checked after
-the loop, so every stored row coordinate is checked; under a stale canonical flag (rows
-out of order) some entries are not copied, and the result stays sound storage.
+the loop, so every stored row coordinate is checked. Under a stale canonical flag (rows out
+of order) an entry of a row the loop visits would be left behind or stepped over: the cursor
+remembers the last row it visited, and an entry at or below it, found where the loop steps
+over rows or left after the loop, is reported ("order"), so no entry is dropped silently.
 
 **A compressed leaf copied whole into COO** (``lower_stream.lower_bulk``): its row
 coordinates expanded from ``pos`` (:func:`expand_rows`).
@@ -16,8 +18,8 @@ coordinates expanded from ``pos`` (:func:`expand_rows`).
 
 from __future__ import annotations
 
-from sparsefold.compiler.bounds import axis_size, read_coordinate
-from sparsefold.compiler.loops import INT, Bin, Cond, Expr, Lit, Load, Var, cast
+from sparsefold.compiler.bounds import axis_size, leaf_label, read_coordinate
+from sparsefold.compiler.loops import INT, Bin, Cond, Expr, If, Lit, Load, Raise, Var, cast
 from sparsefold.compiler.lowering import Lowering
 from sparsefold.compiler.outputs import AppendOut
 from sparsefold.compiler.streams import StreamPiece
@@ -45,10 +47,13 @@ class CooRun:
         arrays = low.leaf(piece.leaf)
         self.crd0, self.skip = arrays.crd[0], skip
         self.q, self.end = b.fresh("run_q"), b.fresh("run_end")
+        self.last = b.fresh("run_last")  # the last source row visited, -1 before the first
+        self.order = low.sites.site("order", leaf_label(piece.leaf, 0))
         with b.block(f"{self.leaf.name} ({self.leaf.format}) read as rows: one cursor over "
                      f"its entries, each row a run of equal row coordinates"):
             b.assign(self.q, Load(arrays.pos[0], Lit("0", INT)))
             b.assign(self.end, Load(arrays.pos[0], Lit("1", INT)))
+            b.assign(self.last, Lit("-1", INT))
 
     def row(self, low: Lowering, src: Var) -> tuple[Var, Expr]:
         """Advance over source row ``src`` (in range: the loop's own row): its run is
@@ -58,12 +63,20 @@ class CooRun:
         if self.skip:  # unsigned: a negative coordinate is never stepped over
             with b.while_(Bin("and", more, Bin("<", cast("uint64_t", Load(crd0, q)),
                                                cast("uint64_t", src)))):
+                self._in_order(b, Load(crd0, q))
                 b.assign(q, q + 1)
         start = b.fresh("run_start")
         b.assign(start, q)
         with b.while_(Bin("and", more, Bin("==", Load(crd0, q), src))):
             b.assign(q, q + 1)
+        b.assign(self.last, src)
         return start, q
+
+    def _in_order(self, b, coordinate: Expr) -> None:
+        """A coordinate passed over (never copied) must lie beyond every visited row: one at
+        or below the last is an entry of a visited row, out of order."""
+        b.emit(If(((Bin("<=", coordinate, self.last),
+                    (Raise(self.order, (coordinate, self.last)),)),)))
 
     def close(self, low: Lowering) -> None:
         """After the loop: the entries no row took have their row coordinate checked (out of
@@ -75,6 +88,7 @@ class CooRun:
             v, t = b.fresh("range_v"), b.fresh("t")
             with b.loop(t, self.q, self.end):
                 read_coordinate(b, low.sites, self.leaf, 0, self.crd0, t, v)
+                self._in_order(b, v)
 
 
 # --- COO outputs: row coordinates from a compressed leaf ---------------------------------------

@@ -141,6 +141,36 @@ def test_a_stale_canonical_flag_gives_sound_storage(r):
     assert not storage_problems(got, "csr", canonical=False)
 
 
+hstack_rows_csr = sf.jit(lambda a, b: sf.concat([a[1:5], b[1:5]], axis=1), out="csr")
+
+
+@pytest.mark.parametrize("program", ["whole", "row_slice"])
+@pytest.mark.parametrize("per_row", [3, 30])  # both sides of the short-row threshold (16)
+@pytest.mark.parametrize("seed", range(4))
+def test_a_stale_canonical_flag_never_drops_entries_silently(program, per_row, seed):
+    """Shuffled entries under ``has_canonical_format = True``: the cursor that reads rows as
+    runs would leave an out-of-order entry behind, or step over it when the loop passes over
+    rows (a row slice). Either the result holds every entry (the short-row scatter does not
+    depend on order) or the call fails naming the order; never a silently smaller result."""
+    rng = np.random.default_rng(seed)
+    dense = np.zeros((6, per_row + 2))
+    dense[:, :per_row] = rng.integers(1, 9, size=(6, per_row))
+    good = sp.coo_array(dense)
+    perm = rng.permutation(good.nnz)
+    a = sp.coo_array((good.data[perm], (good.row[perm], good.col[perm])), shape=dense.shape)
+    a.has_canonical_format = True
+    fn, rows = (hstack_csr, slice(None)) if program == "whole" else (hstack_rows_csr,
+                                                                     slice(1, 5))
+    try:
+        got = fn(a, good)
+    except sf.InvalidData as e:
+        assert "a0: coords[0] is not sorted by row: an entry of row" in str(e)
+        assert "(a stale has_canonical_format flag?)" in str(e)
+        return
+    assert not storage_problems(got, "csr", canonical=False)
+    np.testing.assert_array_equal(got.toarray(), np.hstack([dense[rows], dense[rows]]))
+
+
 # --- vstack of CSR into COO: row coordinates expanded from indptr -----------------------------
 
 vstack_coo = sf.jit(lambda a, b: sf.concat([a, b], axis=0), out="coo")

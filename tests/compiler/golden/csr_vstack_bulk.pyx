@@ -42,6 +42,9 @@ def _sf_fail(site, a, b, c):
         raise InvalidData(f"{what} is not monotone non-decreasing: row {a} spans [{b}, {c})")
     if kind == "map":
         raise InvalidData(f"{what}: the operator mapped an entry to {a}, outside [0, {b})")
+    if kind == "order":
+        raise InvalidData(f"{what} is not sorted by row: an entry of row {a} comes after row "
+                          f"{b} was read (a stale has_canonical_format flag?)")
     raise InvalidData(f"{what} out of range [0, {b}): found {a}")
 
 _SF_SITES = (
