@@ -180,6 +180,9 @@ def _visit(co: _Coiteration, here: dict, acc, coords_of) -> None:
     cond = Lit("True", BOOL) if always else \
         _any([_all([present[o] for o in sorted(p)]) for p in plan.lattice.points])
     with b.if_(cond):
+        if isinstance(co.asm, _RowLength):  # the count pass: no value is read
+            co.asm.emit(co.low, (), None)
+            return
         cursors = co.all_cursors()
         shared = coords_of(cursors[0])
         if all(coords_of(c) == shared for c in cursors):
