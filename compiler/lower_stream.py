@@ -154,6 +154,10 @@ def lower_pieces(low: Lowering, pieces: tuple[StreamPiece, ...], asm: Assembler,
     b = low.b
     for pass_no in range(asm.passes):
         asm.begin_pass(low, pass_no)
+        again = None
+        if pass_no:  # the first pass read and checked every coordinate this one reads
+            again = b.if_(Bin("==", Var("sf_bad", INT), Lit("0", INT)))
+            again.__enter__()
         for n, piece in enumerate(pieces):
             with b.block(f"piece {n}: entries of {piece.leaf.name} ({piece.leaf.format}) in "
                          f"storage order -> output coordinates "
@@ -162,7 +166,8 @@ def lower_pieces(low: Lowering, pieces: tuple[StreamPiece, ...], asm: Assembler,
                 loops = _Loops()
                 nest.place()
                 register = _Register(low, asm) if _register_applies(piece, asm) else None
-                value = _open_leaf_loops(low, piece, nest, loops, register)
+                value = _open_leaf_loops(low, piece, nest, loops, register,
+                                         checked=pass_no > 0)
                 if piece.free and not isinstance(value, Var):  # read once, not per copy
                     held = b.fresh("x", ctype(piece.leaf.dtype))
                     b.assign(held, value)
@@ -187,6 +192,8 @@ def lower_pieces(low: Lowering, pieces: tuple[StreamPiece, ...], asm: Assembler,
                 loops.close()
                 for cm in reversed(nest.opened):
                     cm.__exit__(None, None, None)
+        if again is not None:
+            again.__exit__(None, None, None)
 
 
 def _innermost_level(piece: StreamPiece) -> int | None:
@@ -212,9 +219,11 @@ def _register_applies(piece: StreamPiece, asm) -> bool:
 
 
 def _open_leaf_loops(low: Lowering, piece: StreamPiece, nest: _LoopNest, loops: _Loops,
-                     register: _Register | None = None) -> Expr:
+                     register: _Register | None = None, checked: bool = False) -> Expr:
     """Open the loops over a leaf's stored entries; return its value at the innermost. A
-    ``register`` starts right before the innermost loop opens."""
+    ``register`` starts right before the innermost loop opens. ``checked``: an earlier pass
+    of the same loops checked every coordinate read here, and this one runs only if none
+    failed, so the coordinates are read without a test."""
     b, leaf = low.b, piece.leaf
     names = sz.in_coords(leaf.ndim)
     if leaf.format.is_dense:
@@ -247,8 +256,8 @@ def _open_leaf_loops(low: Lowering, piece: StreamPiece, nest: _LoopNest, loops: 
             b.assign(pos, coord if _is_zero(parent) else Bin("+", Bin("*", parent, size), coord))
         elif level.has_pos:
             p = arrays.pos[li]
-            row_checked = li > 0  # a segment under a parent (a row): checked up front
-            if row_checked:
+            row_checked = li > 0 or checked  # a row: checked up front (or by a pass before)
+            if row_checked and not checked:
                 bad = check_segment(b, low.sites, leaf, li, arrays.crd[li], Load(p, parent),
                                     Load(p, parent + 1))
                 loops.open(b.if_(Not(bad)))
@@ -262,7 +271,10 @@ def _open_leaf_loops(low: Lowering, piece: StreamPiece, nest: _LoopNest, loops: 
                 read_coordinate(b, low.sites, leaf, li, arrays.crd[li], pos, coord)
         else:  # singleton: one coordinate at the parent's position
             pos = parent
-            read_coordinate(b, low.sites, leaf, li, arrays.crd[li], pos, coord)
+            if checked:
+                b.assign(coord, Load(arrays.crd[li], pos))
+            else:
+                read_coordinate(b, low.sites, leaf, li, arrays.crd[li], pos, coord)
         nest.bind(names[mode].name, coord)
         parent = pos
     return Load(arrays.val, parent)

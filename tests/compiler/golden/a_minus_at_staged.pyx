@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: stream -> csr
-# sparsefold compiler 0.2.0; source hash 8204a3afdb2e343f
+# sparsefold compiler 0.2.0; source hash f71791eb7f638290
 #
 # Program:
 #   %0 = input a0: float32[n0, n0] csc
@@ -181,8 +181,8 @@ cdef void _run_body(
         int64_t* sf_ret,
 ) noexcept nogil:
     cdef int64_t cur, i0, i0_2, i1, i1_2, m, n, o0, o0_2, o1_2, pos_bad, q0, q0_2, q1, q1_2
-    cdef int64_t range_v, range_v_2, sf_a, sf_b, sf_bad, sf_c, slot, t, t_2, t_3
-    cdef uint32_t row_bad32, row_bad32_2, row_lim32, row_lim32_2
+    cdef int64_t range_v, sf_a, sf_b, sf_bad, sf_c, slot, t, t_2
+    cdef uint32_t row_bad32, row_lim32
     sf_bad = 0
     # a0: rows in order before anything reads them
     pos_bad = 0
@@ -231,25 +231,11 @@ cdef void _run_body(
             out_nxt[cur] = out_pos1[cur]
         n = out_pos1[S_n0]
         # pass 2: place every entry at its row's next slot (stable)
-        # piece 0: entries of a0 (csc) in storage order -> output coordinates _i0, _i1
-        for i1_2 in range(S_n0):
-            q0_2 = i1_2
-            o1_2 = i1_2
-            row_lim32_2 = <uint32_t>(S_n0 if S_n0 < <int64_t>2147483648 else <int64_t>2147483648)
-            row_bad32_2 = 0
-            for t_3 in range(in_a0_pos1[q0_2], in_a0_pos1[q0_2 + 1]):
-                row_bad32_2 = row_bad32_2 | (<uint32_t>in_a0_crd1[t_3] >= row_lim32_2)
-            if row_bad32_2:
-                for t_3 in range(in_a0_pos1[q0_2], in_a0_pos1[q0_2 + 1]):
-                    range_v_2 = in_a0_crd1[t_3]
-                    if <uint64_t>range_v_2 >= <uint64_t>S_n0:
-                        if sf_bad == 0:
-                            sf_bad = 2
-                            sf_a = range_v_2
-                            sf_b = S_n0
-                            sf_c = 0
-                        range_v_2 = 0
-            if not row_bad32_2:
+        if sf_bad == 0:
+            # piece 0: entries of a0 (csc) in storage order -> output coordinates _i0, _i1
+            for i1_2 in range(S_n0):
+                q0_2 = i1_2
+                o1_2 = i1_2
                 for q1_2 in range(in_a0_pos1[q0_2], in_a0_pos1[q0_2 + 1]):
                     i0_2 = in_a0_crd1[q1_2]
                     o0_2 = i0_2
@@ -394,7 +380,7 @@ def fast(object v_a0):
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: coiterate -> csr
-# sparsefold compiler 0.2.0; source hash e3555988a920b951
+# sparsefold compiler 0.2.0; source hash 52a115650dc07dad
 #
 # Program:
 #   %0 = input tmp0: float32[n0, n0] csr
@@ -592,7 +578,7 @@ cdef void _run_body(
         int64_t* sf_ret,
 ) noexcept nogil:
     cdef bint stale_a, stale_a_2, stale_b, stale_b_2
-    cdef float v_2, x0_2, x1_2
+    cdef float v, x0, x1
     cdef int64_t e_a, e_a_2, e_b, e_b_2, i0_b, i0_b_2, i1_a, i1_a_2, k, k_2, key_a, key_a_2, key_b
     cdef int64_t key_b_2, m, n, n_row, p_a, p_a_2, p_b, p_b_2, pos_bad, r, r_2, range_v, range_v_2
     cdef int64_t range_v_3, range_v_4, row_len, s_a, s_a_2, s_b, s_b_2, sf_a, sf_b, sf_bad, sf_c
@@ -708,10 +694,6 @@ cdef void _run_body(
                     k = key_a
                     if key_b < k:
                         k = key_b
-                    if key_a == k:
-                        pass
-                    if key_b == k:
-                        pass
                     row_len = row_len + 1
                     if key_a == k:
                         p_a = p_a + 1
@@ -806,15 +788,15 @@ cdef void _run_body(
                 k_2 = key_a_2
                 if key_b_2 < k_2:
                     k_2 = key_b_2
-                x0_2 = (<float>0.0)
+                x0 = (<float>0.0)
                 if key_a_2 == k_2:
-                    x0_2 = in_tmp0_val[p_a_2]
-                x1_2 = (<float>0.0)
+                    x0 = in_tmp0_val[p_a_2]
+                x1 = (<float>0.0)
                 if key_b_2 == k_2:
-                    x1_2 = in_a0_val[p_b_2]
-                v_2 = <float>(x0_2 - x1_2)
+                    x1 = in_a0_val[p_b_2]
+                v = <float>(x0 - x1)
                 out_crd1[n_row] = <int32_t>k_2
-                out_val[n_row] = v_2
+                out_val[n_row] = v
                 n_row = n_row + 1
                 if key_a_2 == k_2:
                     p_a_2 = p_a_2 + 1

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: coiterate -> csr
-# sparsefold compiler 0.2.0; source hash 20eaafb388db6fef
+# sparsefold compiler 0.2.0; source hash a697fa4f583137f0
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -88,7 +88,7 @@ cdef void _run_body(
         int64_t* sf_ret,
 ) noexcept nogil:
     cdef bint stale_a, stale_a_2, stale_b, stale_b_2
-    cdef float v_2, x0_2, x1_2
+    cdef float v, x0, x1
     cdef int64_t e_a, e_a_2, e_b, e_b_2, i1_a, i1_a_2, i1_b, i1_b_2, k, k_2, key_a, key_a_2, key_b
     cdef int64_t key_b_2, m, n, n_row, p_a, p_a_2, p_b, p_b_2, pos_bad, r, r_2, range_v, range_v_2
     cdef int64_t range_v_3, range_v_4, row_len, s_a, s_a_2, s_b, s_b_2, sf_a, sf_b, sf_bad, sf_c
@@ -205,10 +205,6 @@ cdef void _run_body(
                     if key_b < k:
                         k = key_b
                     if key_a == k and key_b == k:
-                        if key_a == k:
-                            pass
-                        if key_b == k:
-                            pass
                         row_len = row_len + 1
                     if key_a == k:
                         p_a = p_a + 1
@@ -304,15 +300,15 @@ cdef void _run_body(
                 if key_b_2 < k_2:
                     k_2 = key_b_2
                 if key_a_2 == k_2 and key_b_2 == k_2:
-                    x0_2 = (<float>0.0)
+                    x0 = (<float>0.0)
                     if key_a_2 == k_2:
-                        x0_2 = in_a0_val[p_a_2]
-                    x1_2 = (<float>0.0)
+                        x0 = in_a0_val[p_a_2]
+                    x1 = (<float>0.0)
                     if key_b_2 == k_2:
-                        x1_2 = in_a1_val[p_b_2]
-                    v_2 = <float>(x0_2 * x1_2)
+                        x1 = in_a1_val[p_b_2]
+                    v = <float>(x0 * x1)
                     out_crd1[n_row] = <int32_t>k_2
-                    out_val[n_row] = v_2
+                    out_val[n_row] = v
                     n_row = n_row + 1
                 if key_a_2 == k_2:
                     p_a_2 = p_a_2 + 1

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: stream -> csr
-# sparsefold compiler 0.2.0; source hash c2263e0eed9cc240
+# sparsefold compiler 0.2.0; source hash 4430ba466c16909f
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -181,8 +181,8 @@ cdef void _run_body(
         int64_t* sf_ret,
 ) noexcept nogil:
     cdef int64_t cur, i0, i0_2, i1, i1_2, m, n, o0, o0_2, o1_2, pos_bad, q0, q0_2, q1, q1_2
-    cdef int64_t range_v, range_v_2, sf_a, sf_b, sf_bad, sf_c, slot, t, t_2, t_3
-    cdef uint32_t row_bad32, row_bad32_2, row_lim32, row_lim32_2
+    cdef int64_t range_v, sf_a, sf_b, sf_bad, sf_c, slot, t, t_2
+    cdef uint32_t row_bad32, row_lim32
     sf_bad = 0
     # a0: rows in order before anything reads them
     pos_bad = 0
@@ -231,25 +231,11 @@ cdef void _run_body(
             out_nxt[cur] = out_pos1[cur]
         n = out_pos1[S_n1]
         # pass 2: place every entry at its row's next slot (stable)
-        # piece 0: entries of a0 (csr) in storage order -> output coordinates _i1, _i0
-        for i0_2 in range(S_n0):
-            q0_2 = i0_2
-            o1_2 = i0_2
-            row_lim32_2 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
-            row_bad32_2 = 0
-            for t_3 in range(in_a0_pos1[q0_2], in_a0_pos1[q0_2 + 1]):
-                row_bad32_2 = row_bad32_2 | (<uint32_t>in_a0_crd1[t_3] >= row_lim32_2)
-            if row_bad32_2:
-                for t_3 in range(in_a0_pos1[q0_2], in_a0_pos1[q0_2 + 1]):
-                    range_v_2 = in_a0_crd1[t_3]
-                    if <uint64_t>range_v_2 >= <uint64_t>S_n1:
-                        if sf_bad == 0:
-                            sf_bad = 2
-                            sf_a = range_v_2
-                            sf_b = S_n1
-                            sf_c = 0
-                        range_v_2 = 0
-            if not row_bad32_2:
+        if sf_bad == 0:
+            # piece 0: entries of a0 (csr) in storage order -> output coordinates _i1, _i0
+            for i0_2 in range(S_n0):
+                q0_2 = i0_2
+                o1_2 = i0_2
                 for q1_2 in range(in_a0_pos1[q0_2], in_a0_pos1[q0_2 + 1]):
                     i1_2 = in_a0_crd1[q1_2]
                     o0_2 = i1_2
