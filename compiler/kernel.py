@@ -47,7 +47,7 @@ from sparsefold.compiler.outputs import AppendOut, BufferOut, DenseOut, ScatterO
 from sparsefold.compiler.parallel import MAX_THREADS, has_parallel
 from sparsefold.compiler.plans import CoiterPlan, ContractPlan, DensePlan, StreamPlan
 from sparsefold.compiler.values import Values
-from sparsefold.compiler.workspace import SORT_HELPER, Workspace
+from sparsefold.compiler.workspace import PAIR_SORT_HELPER, SORT_HELPER, SortedWorkspace, Workspace
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input, Reduce
 from sparsefold.spec.errors import InternalError, InvalidData
@@ -60,12 +60,19 @@ from sparsefold.storage.dense import dense_operand
 from sparsefold.storage.levels import sparse_levels
 from sparsefold.storage.results import compress, from_dense, wrap_levels
 
-__all__ = ["StageKernel", "NotFinite", "TooLarge", "memory_limit"]
+__all__ = ["StageKernel", "NotFinite", "TooLarge", "memory_limit", "SORTED_WORKSPACE_COLUMNS",
+           "SORTED_PER_ENTRY"]
 
 _INT32_MAX = 2**31 - 1
 _INT64_MAX = 2**63 - 1
 # below this many entries an upper-bound allocation costs less than an exact count
 _EXACT_CAPACITY_ABOVE = 1 << 15
+# A sparse product's rows accumulate in a sorted workspace (workspace.SortedWorkspace) when
+# the result has more columns than this and more than SORTED_PER_ENTRY per stored input
+# entry, or when one dense row workspace alone would take more than an eighth of the memory
+# limit: three O(columns) arrays would then dwarf the inputs or not fit at all.
+SORTED_WORKSPACE_COLUMNS = 1 << 22
+SORTED_PER_ENTRY = 16
 
 
 class NotFinite(Exception):
@@ -134,6 +141,7 @@ class StageKernel:
         self._contract_rows = self._contract_sparse and not checked and \
             plan.assembly == "append" and fmt.kinds == ("full", "pos")
         self._counts = self._rows_skipped or self._contract_sparse
+        self.sorted_capable = self._contract_sparse  # a sorted workspace may serve a call
         if isinstance(plan, ContractPlan):
             self._columns_fn = sz.python_function((contract_sizes(plan)[1],))
             self._rows_fn = sz.python_function((contract_sizes(plan)[0],))
@@ -161,15 +169,17 @@ class StageKernel:
 
     # --- source ---------------------------------------------------------------------------
     def source(self, index_dtypes: dict[str, dict[str, np.dtype]], out_index: str,
-               unit_stride: frozenset[str] = frozenset()):
+               unit_stride: frozenset[str] = frozenset(), sorted_workspace: bool = False):
         """(Cython text, functions) for these index dtypes; ``unit_stride`` names the dense
-        inputs whose last axis is contiguous (their innermost index needs no stride)."""
+        inputs whose last axis is contiguous (their innermost index needs no stride);
+        ``sorted_workspace``: a sparse product's rows accumulate in a sorted workspace."""
         with sz.assuming(self.assumed):  # nodes built while lowering meet the same sizes
-            return self._source(index_dtypes, out_index, unit_stride)
+            return self._source(index_dtypes, out_index, unit_stride, sorted_workspace)
 
-    def _source(self, index_dtypes, out_index, unit_stride):
+    def _source(self, index_dtypes, out_index, unit_stride, sorted_workspace=False):
         p, program = self.plan, self.program
-        low = Lowering(index_dtypes, unit_stride, check_reads=self.checked)
+        low = Lowering(index_dtypes, unit_stride, check_reads=self.checked,
+                       sorted_workspace=sorted_workspace)
         low.sizes(program)
         asm = self._assembler(out_index)
         sparse = [i for i in self.inputs if not i.format.is_dense]
@@ -213,7 +223,7 @@ class StageKernel:
         helpers: tuple[str, ...] = ()
         if self._counts:  # the exact entry count, for right-sized outputs
             cl = Lowering(index_dtypes, unit_stride, sites=low.sites,
-                          check_reads=self.checked)
+                          check_reads=self.checked, sorted_workspace=sorted_workspace)
             cl.sizes(program)
             if isinstance(p, ContractPlan):
                 # rows in order before the symbolic pass reads them, as in ``run``
@@ -225,7 +235,7 @@ class StageKernel:
                 total = lower_row_count(cl, p.pieces, self.fmt.mode_order, program.shape)
             functions.append(cl.function("count", (total,)))
         if isinstance(p, ContractPlan) and not isinstance(asm, DenseOut):
-            helpers = (SORT_HELPER,)
+            helpers = (PAIR_SORT_HELPER,) if sorted_workspace else (SORT_HELPER,)
         # the happy path of a call in the module itself (issue #13: call overhead)
         fast = fast_entry(self, index_dtypes, out_index, unit_stride, functions,
                           self._assembler(out_index), self.assumed)
@@ -298,13 +308,15 @@ class StageKernel:
                          _unit_last_stride(arrs["dense"]))
         key = (tuple((name, tuple(d.items())) for name, d in index_dtypes.items()), out_index,
                unit)
+        if self._contract_sparse and self._sorted_workspace(env, capacity):
+            key += ("sorted",)
         src, functions, module = self._variant(key, index_dtypes, out_index)
         setting = None
         if self._contract_sparse:  # the symbolic pass runs on the threads of the fill
             setting = threads.threads_for(capacity)
             if self._threaded.get(key):
                 threads.apply(setting)
-        scratch = self._scratch(env, setting)
+        scratch = self._scratch(env, setting, sorted_rows=key[3:] == ("sorted",))
         if self._contract_sparse or (self._rows_skipped and capacity > _EXACT_CAPACITY_ABOVE):
             # a row loop may skip rows (a strided slice keeps a quarter of its entries), a
             # product's size is unknown: size the outputs exactly (peak memory)
@@ -313,8 +325,13 @@ class StageKernel:
             capacity = total if self._contract_sparse else max(0, min(capacity, total))
             if capacity > _INT32_MAX and out_index == "int32":
                 out_index = "int64"
-                key = (key[0], out_index, key[2])
+                key = (key[0], out_index) + key[2:]
                 src, functions, module = self._variant(key, index_dtypes, out_index)
+            if key[3:] == ("sorted",):  # sized by the longest row's products (count's)
+                starts = scratch["row_pos"]
+                longest = int(np.max(starts[1:] - starts[:-1])) if starts.shape[0] > 1 else 0
+                scratch.update(self._arrays(SortedWorkspace.scratch(
+                    longest, self.plan.reduction.node.dtype), "a sorted row workspace"))
         run = functions[0]
         if self._threaded.get(key) and setting is None:
             threads.apply(threads.threads_for(capacity))
@@ -350,7 +367,8 @@ class StageKernel:
             hit = self._variants.get(key)
             if hit is None:
                 from sparsefold.compiler.build import load_module
-                src, functions = self.source(index_dtypes, out_index, key[2])
+                src, functions = self.source(index_dtypes, out_index, key[2],
+                                             sorted_workspace=key[3:] == ("sorted",))
                 hit = (src, functions, load_module(src, name_hint=self.strategy))
                 self._threaded[key] = any(has_parallel(fn.body) for fn in functions)
                 self.any_threaded = self.any_threaded or self._threaded[key]
@@ -358,12 +376,24 @@ class StageKernel:
             self.fast = getattr(hit[2], "fast", None)
             return hit
 
-    def _scratch(self, env, setting) -> dict:
+    def _sorted_workspace(self, env, stored: int) -> bool:
+        """Does this call's product take the sorted workspace (``SORTED_WORKSPACE_COLUMNS``)?"""
+        (columns,) = self._columns_fn(env)
+        itemsize = np.dtype(self.plan.reduction.node.dtype).itemsize
+        return (columns > SORTED_WORKSPACE_COLUMNS and columns > SORTED_PER_ENTRY * stored) \
+            or columns * (16 + itemsize) > memory_limit() // 8
+
+    def _scratch(self, env, setting, sorted_rows: bool = False) -> dict:
         """Work arrays that are not part of the result (a contraction's row workspace: one
         slice per thread of a parallel fill — one thread when that many slices would not fit
-        in memory — and the rows' starts)."""
+        in memory — and the rows' starts). ``sorted_rows``: only the rows' product counts
+        (the sorted workspace is sized from them after ``count``)."""
         if not isinstance(self.plan, ContractPlan) or self.fmt.is_dense:
             return {}
+        if sorted_rows:
+            (rows,) = self._rows_fn(env)
+            return self._arrays({"row_pos": ((rows + 1,), np.dtype(np.int64), None)},
+                                "the row counts of a sorted workspace")
         (columns,) = self._columns_fn(env)
         dtype = self.plan.reduction.node.dtype
         if not self._contract_rows:

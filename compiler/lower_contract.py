@@ -31,7 +31,7 @@ from sparsefold.compiler.outputs import AppendOut, DenseOut
 from sparsefold.compiler.parallel import THREAD_ID
 from sparsefold.compiler.plans import ContractPlan, Operand
 from sparsefold.compiler.values import Values, convert, index
-from sparsefold.compiler.workspace import Workspace
+from sparsefold.compiler.workspace import SortedWorkspace, Workspace
 from sparsefold.spec import sizes as sz
 
 __all__ = ["lower_contract", "lower_contract_count", "contract_sizes", "fills_rows_in_parallel",
@@ -143,7 +143,7 @@ def lower_contract(low: Lowering, plan: ContractPlan, asm, fmt, program) -> None
     located = _Rows(low, plan.located, "l", values)
     # a located row is read once per entry that points at it: all of them checked up front
     with b.if_(Not(located.check_all())):
-        if low.rows_parallel and fills_rows_in_parallel(asm):
+        if low.rows_parallel and fills_rows_in_parallel(asm) and not low.sorted_workspace:
             _parallel_fill(low, plan, asm, values, driver, located, rows, cols)
         else:
             _product_rows(low, plan, asm, values, driver, located, rows, cols)
@@ -175,9 +175,15 @@ def _product_rows(low, plan, asm, values, driver, located, rows, cols) -> None:
                     located.entries(k, each_y)
                 driver.entries(r, each_x)
         return
-    ws = Workspace(low, cols, acc_dtype)
+    if low.sorted_workspace:
+        ws = SortedWorkspace(low, cols, acc_dtype)
+        note += ("as (column, arrival, value) in a sorted workspace (its rows are far shorter "
+                 "than the result's); each column's sum is appended in order")
+    else:
+        ws = Workspace(low, cols, acc_dtype)
+        note += "in a row workspace; the touched columns are appended in order"
     tag = b.fresh("tag")
-    with b.block(note + "in a row workspace; the touched columns are appended in order"):
+    with b.block(note):
         with b.loop(r, 0, rows):
             b.assign(tag, Bin("+", rows, r))
             ws.start_row()
@@ -231,12 +237,15 @@ def _parallel_fill(low, plan, asm: AppendOut, values, driver, located, rows, col
 def lower_contract_count(low: Lowering, plan: ContractPlan, rows_out: bool = False) -> Var:
     """The symbolic pass: ``total`` = the entries of the product (workspace tagged ``r``).
     ``rows_out`` (the parallel fill): the rows are counted in parallel, each thread in its
-    own workspace slice, into ``row_pos[r + 1]``, then prefix-summed into row starts."""
+    own workspace slice, into ``row_pos[r + 1]``, then prefix-summed into row starts. With a
+    sorted workspace (``low.sorted_workspace``) each row's *products* are counted instead,
+    into ``row_pos[r + 1]`` and prefix-summed: ``total`` bounds the result's entries, and the
+    runtime sizes the workspace by the largest row."""
     b = low.b
     values = Values(b, low.dense, sites=low.sites)
     rows_n, cols_n = contract_sizes(plan)
     rows, cols = index(rows_n), index(cols_n)
-    ws = Workspace(low, cols, None)
+    ws = None if low.sorted_workspace else Workspace(low, cols, None)
     driver = _Rows(low, plan.driver, "d", values)
     located = _Rows(low, plan.located, "l", values)
     r, total = b.fresh("r"), b.fresh("total")
@@ -244,6 +253,8 @@ def lower_contract_count(low: Lowering, plan: ContractPlan, rows_out: bool = Fal
     # as in ``run``: a located row is read once per entry that points at it, so every located
     # coordinate is checked in one pass first (O(stored), not O(products))
     with b.if_(Not(located.check_all())):
+        if low.sorted_workspace:
+            return _count_products(low, driver, located, rows, total)
         if not rows_out:
             with b.loop(r, 0, rows):
                 ws.start_row()
@@ -264,6 +275,22 @@ def lower_contract_count(low: Lowering, plan: ContractPlan, rows_out: bool = Fal
             b.store(row_pos, Lit("0", INT), Lit("0", INT))
             with b.loop(t, 0, rows):
                 b.store(row_pos, t + 1, Bin("+", Load(row_pos, t + 1), Load(row_pos, t)))
+        b.assign(total, Load(row_pos, rows))
+    return total
+
+
+def _count_products(low: Lowering, driver, located, rows: Expr, total: Var) -> Var:
+    b = low.b
+    row_pos = low.out("row_pos", INT)
+    r, n = b.fresh("r"), b.fresh("products")
+    with b.block("each row's product count (a sorted workspace holds a row's products), "
+                 "prefix-summed"):
+        b.store(row_pos, Lit("0", INT), Lit("0", INT))
+        with b.loop(r, 0, rows):
+            b.assign(n, Lit("0", INT))
+            driver.entries(r, lambda k, _x: located.entries(
+                k, lambda c, _y: b.assign(n, n + 1)))
+            b.store(row_pos, r + 1, Bin("+", Load(row_pos, r), n))
         b.assign(total, Load(row_pos, rows))
     return total
 

@@ -93,6 +93,8 @@ class Lowering:
     check_reads: str = ""   # an unproved operator's name: dense reads are range-checked
     # a dense output's row loops may run in parallel (lower_stream._rows_parallel decides)
     rows_parallel: bool = False
+    # a sparse product's rows accumulate in a sorted workspace (workspace.SortedWorkspace)
+    sorted_workspace: bool = False
     b: Builder = field(default_factory=Builder)
     sites: Sites = field(default_factory=Sites)
     params: list[Param] = field(default_factory=list)

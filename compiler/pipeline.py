@@ -272,16 +272,26 @@ class Kernel:
                 inp.name for inp in stage.inputs if inp.format.is_dense and
                 isinstance(values.get(inp.name), np.ndarray) and values[inp.name].ndim and
                 values[inp.name].strides[-1] == values[inp.name].itemsize)
-        return "\n\n".join(self.sources(dtypes, out_index, unit))
+        def sorted_rows(stage):  # a sparse product over user inputs: which workspace
+            if not stage.sorted_capable or not all(i.name in values for i in stage.inputs):
+                return False
+            env = stage.bind(values)
+            stored = sum(int(sparse_levels(values[i.name], i, i.name)["val"].shape[0])
+                         for i in stage.inputs if not i.format.is_dense)
+            return stage._sorted_workspace(env, stored)
+        return "\n\n".join(self.sources(dtypes, out_index, unit, sorted_rows))
 
-    def sources(self, index_dtypes_of, out_index: str = "int32", unit_of=None) -> list[str]:
+    def sources(self, index_dtypes_of, out_index: str = "int32", unit_of=None,
+                sorted_of=None) -> list[str]:
         """The Cython text of every stage, in the order they run; ``index_dtypes_of(stage)``
         gives a stage's index dtypes, ``unit_of(stage)`` its dense inputs whose last axis is
-        contiguous (none when not given)."""
+        contiguous (none when not given), ``sorted_of(stage)`` whether its product takes
+        the sorted workspace (not when not given)."""
         out = []
         for _, stage in self.stages + [(None, self.final)]:
             unit = unit_of(stage) if unit_of is not None else frozenset()
-            out.append(stage.source(index_dtypes_of(stage), out_index, unit)[0])
+            ws = sorted_of(stage) if sorted_of is not None else False
+            out.append(stage.source(index_dtypes_of(stage), out_index, unit, ws)[0])
         return out
 
     # --- call -----------------------------------------------------------------------------

@@ -11,6 +11,13 @@ scanning the marks, which is cheaper than sorting so many.
 Memory: three arrays of the row length (O(columns)), allocated once per call. A parallel row
 loop gives every thread its own workspace: the arrays hold one slice of the row length per
 thread, and each thread works in the slice at ``offset`` (its number times the row length).
+
+**A sorted workspace** (:class:`SortedWorkspace`) serves rows whose length (the result's
+column count) is far larger than what the product touches, where three O(columns) arrays
+would not fit or would dwarf the inputs: a row's products are appended as (column, order of
+arrival, value), sorted by (column, arrival), and each run of equal columns summed in
+arrival order: the same additions, in the same order, as the dense workspace, so the two
+give bit-identical results. Memory: three arrays of the largest row's product count.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from sparsefold.compiler.loops import INT, Bin, Call, Expr, Lit, Load, Var
 from sparsefold.compiler.lowering import Lowering
 from sparsefold.compiler.values import convert
 
-__all__ = ["Workspace", "SORT_HELPER"]
+__all__ = ["Workspace", "SortedWorkspace", "SORT_HELPER", "PAIR_SORT_HELPER"]
 
 SORT_HELPER = '''
 cdef inline void _sf_sift(int64_t* a, int64_t root, int64_t n) noexcept nogil:
@@ -178,3 +185,92 @@ class Workspace:
                 b.assign(j, Load(self.touched, self._at(t)))
                 emit(j, Load(self.val, self._at(j)))
 
+
+
+# (column, arrival) pairs in increasing order; arrivals are distinct, so the order is total
+# and the result does not depend on the sort's stability. Heapsort: O(n log n) on any input,
+# no recursion, no extra memory.
+PAIR_SORT_HELPER = '''
+cdef inline bint _sf_pair_less(int64_t* k, int64_t* s, int64_t a, int64_t b) noexcept nogil:
+    return k[a] < k[b] or (k[a] == k[b] and s[a] < s[b])
+
+
+cdef inline void _sf_pair_swap(int64_t* k, int64_t* s, int64_t a, int64_t b) noexcept nogil:
+    cdef int64_t v = k[a]
+    k[a] = k[b]
+    k[b] = v
+    v = s[a]
+    s[a] = s[b]
+    s[b] = v
+
+
+cdef void _sf_pair_sort(int64_t* k, int64_t* s, int64_t n) noexcept nogil:
+    cdef int64_t i, end, root, child
+    for i in range(n // 2 - 1, -1, -1):
+        root = i
+        while 2 * root + 1 < n:
+            child = 2 * root + 1
+            if child + 1 < n and _sf_pair_less(k, s, child, child + 1):
+                child = child + 1
+            if not _sf_pair_less(k, s, root, child):
+                break
+            _sf_pair_swap(k, s, root, child)
+            root = child
+    for end in range(n - 1, 0, -1):
+        _sf_pair_swap(k, s, 0, end)
+        root = 0
+        while 2 * root + 1 < end:
+            child = 2 * root + 1
+            if child + 1 < end and _sf_pair_less(k, s, child, child + 1):
+                child = child + 1
+            if not _sf_pair_less(k, s, root, child):
+                break
+            _sf_pair_swap(k, s, root, child)
+            root = child
+'''
+
+
+class SortedWorkspace:
+    """A row's products as (column, arrival, value) triples (module doc); ``size`` bounds a
+    row's product count (the runtime sizes the arrays from the symbolic pass)."""
+
+    def __init__(self, low: Lowering, size: Expr, dtype: np.dtype):
+        self.low, self.size, self.dtype = low, size, np.dtype(dtype)
+        self.key = low.out("ws_key", INT)
+        self.seq = low.out("ws_seq", INT)
+        self.val = low.out("ws_val", storage_ctype(self.dtype))
+        self.n = low.b.fresh("ws_n")
+
+    @staticmethod
+    def scratch(products: int, dtype: np.dtype) -> dict:
+        n = max(products, 1)
+        return {"ws_key": ((n,), np.dtype(np.int64), None),
+                "ws_seq": ((n,), np.dtype(np.int64), None),
+                "ws_val": ((n,), np.dtype(dtype), None)}
+
+    def start_row(self) -> None:
+        self.low.b.assign(self.n, Lit("0", INT))
+
+    def add(self, j: Expr, v: Expr, tag: Expr) -> None:
+        b = self.low.b
+        b.store(self.key, self.n, j)
+        b.store(self.seq, self.n, self.n)
+        b.store(self.val, self.n, convert(v, self.dtype))
+        b.assign(self.n, self.n + 1)
+
+    def flush(self, tag: Expr, emit: Callable[[Expr, Expr], None]) -> None:
+        """Sort the row's pairs, then hand each column's sum (arrival order) to ``emit``."""
+        b = self.low.b
+        t, j = b.fresh("t"), b.fresh("j")
+        acc = b.fresh("ws_acc", storage_ctype(self.dtype))
+        b.emit(Call("_sf_pair_sort", (Lit(self.key.name), Lit(self.seq.name), self.n)))
+        b.assign(t, Lit("0", INT))
+        with b.while_(Bin("<", t, self.n)):
+            b.assign(j, Load(self.key, t))
+            b.assign(acc, Load(self.val, Load(self.seq, t)))
+            b.assign(t, t + 1)
+            with b.while_(Bin("and", Bin("<", t, self.n), Bin("==", Load(self.key, t), j))):
+                b.assign(acc, convert(Bin("+", acc, Load(self.val, Load(self.seq, t))),
+                                      self.dtype))
+                b.assign(t, t + 1)
+            emit(j, acc)
