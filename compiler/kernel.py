@@ -69,8 +69,8 @@ _INT64_MAX = 2**63 - 1
 _EXACT_CAPACITY_ABOVE = 1 << 15
 # A sparse product's rows accumulate in a sorted workspace (workspace.SortedWorkspace) when
 # the result has more columns than this and more than SORTED_PER_ENTRY per stored input
-# entry, or when one dense row workspace alone would take more than an eighth of the memory
-# limit: three O(columns) arrays would then dwarf the inputs or not fit at all.
+# entry, or when one dense row workspace alone would not fit under the memory limit: three
+# O(columns) arrays would then dwarf the inputs or not fit at all.
 SORTED_WORKSPACE_COLUMNS = 1 << 22
 SORTED_PER_ENTRY = 16
 
@@ -381,7 +381,7 @@ class StageKernel:
         (columns,) = self._columns_fn(env)
         itemsize = np.dtype(self.plan.reduction.node.dtype).itemsize
         return (columns > SORTED_WORKSPACE_COLUMNS and columns > SORTED_PER_ENTRY * stored) \
-            or columns * (16 + itemsize) > memory_limit() // 8
+            or columns * (16 + itemsize) > memory_limit()
 
     def _scratch(self, env, setting, sorted_rows: bool = False) -> dict:
         """Work arrays that are not part of the result (a contraction's row workspace: one

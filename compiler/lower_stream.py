@@ -44,7 +44,7 @@ from sparsefold.compiler.loops import (
     cast,
 )
 from sparsefold.compiler.lowering import Lowering
-from sparsefold.compiler.outputs import AppendOut, Assembler, DenseOut
+from sparsefold.compiler.outputs import AppendOut, Assembler, DenseOut, ScatterOut
 from sparsefold.compiler.streams import StreamPiece
 from sparsefold.compiler.values import Values, convert, index, monoid_combine
 from sparsefold.spec import sizes as sz
@@ -152,6 +152,7 @@ def lower_pieces(low: Lowering, pieces: tuple[StreamPiece, ...], asm: Assembler,
     """One loop nest per piece, in order, each entry handed to ``asm``. A two-pass assembler
     (count, then place) gets the loop nests twice."""
     b = low.b
+    chunks = asm.blocks(low, pieces) if type(asm) is ScatterOut else None
     for pass_no in range(asm.passes):
         asm.begin_pass(low, pass_no)
         again = None
@@ -162,12 +163,20 @@ def lower_pieces(low: Lowering, pieces: tuple[StreamPiece, ...], asm: Assembler,
             with b.block(f"piece {n}: entries of {piece.leaf.name} ({piece.leaf.format}) in "
                          f"storage order -> output coordinates "
                          f"{', '.join(map(str, piece.coords))}"):
+                rows, block = None, None
+                if chunks is not None:  # ScatterOut.split_rows: a block of rows per thread
+                    asm.chunk = b.fresh("chunk")
+                    block = b.loop(asm.chunk, 0, chunks, parallel=True, team=chunks)
+                    block.__enter__()
+                    size = index(piece.leaf.shape[piece.leaf.format.mode_order[0]])
+                    rows = (Bin("//", Bin("*", asm.chunk, size), chunks),
+                            Bin("//", Bin("*", asm.chunk + 1, size), chunks))
                 nest = _LoopNest(low, piece)
                 loops = _Loops()
                 nest.place()
                 register = _Register(low, asm) if _register_applies(piece, asm) else None
                 value = _open_leaf_loops(low, piece, nest, loops, register,
-                                         checked=pass_no > 0)
+                                         checked=pass_no > 0, rows=rows)
                 if piece.free and not isinstance(value, Var):  # read once, not per copy
                     held = b.fresh("x", ctype(piece.leaf.dtype))
                     b.assign(held, value)
@@ -192,8 +201,11 @@ def lower_pieces(low: Lowering, pieces: tuple[StreamPiece, ...], asm: Assembler,
                 loops.close()
                 for cm in reversed(nest.opened):
                     cm.__exit__(None, None, None)
+                if block is not None:
+                    block.__exit__(None, None, None)
         if again is not None:
             again.__exit__(None, None, None)
+
 
 
 def _innermost_level(piece: StreamPiece) -> int | None:
@@ -219,11 +231,13 @@ def _register_applies(piece: StreamPiece, asm) -> bool:
 
 
 def _open_leaf_loops(low: Lowering, piece: StreamPiece, nest: _LoopNest, loops: _Loops,
-                     register: _Register | None = None, checked: bool = False) -> Expr:
+                     register: _Register | None = None, checked: bool = False,
+                     rows: tuple[Expr, Expr] | None = None) -> Expr:
     """Open the loops over a leaf's stored entries; return its value at the innermost. A
     ``register`` starts right before the innermost loop opens. ``checked``: an earlier pass
     of the same loops checked every coordinate read here, and this one runs only if none
-    failed, so the coordinates are read without a test."""
+    failed, so the coordinates are read without a test. ``rows``: the range of the outer
+    (full) level's loop, when not all of it (a block of rows)."""
     b, leaf = low.b, piece.leaf
     names = sz.in_coords(leaf.ndim)
     if leaf.format.is_dense:
@@ -251,7 +265,8 @@ def _open_leaf_loops(low: Lowering, piece: StreamPiece, nest: _LoopNest, loops: 
         pos = b.fresh(f"q{li}")
         if level.full:
             size = index(leaf.shape[mode])
-            loops.open(b.loop(coord, 0, size, parallel=li == 0 and _rows_parallel(piece, low)))
+            lo, hi = rows if rows is not None and li == 0 else (0, size)
+            loops.open(b.loop(coord, lo, hi, parallel=li == 0 and _rows_parallel(piece, low)))
             nest.in_loop = True
             b.assign(pos, coord if _is_zero(parent) else Bin("+", Bin("*", parent, size), coord))
         elif level.has_pos:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from sparsefold.compiler.cnames import c_literal, ctype, index_ctype, storage_ctype
-from sparsefold.compiler.loops import INT, Bin, Expr, Lit, Load, Var, cast
+from sparsefold.compiler.loops import INT, Array, Bin, Call, Expr, Lit, Load, Var, cast
 from sparsefold.compiler.lowering import Lowering
 from sparsefold.compiler.values import convert, index, monoid_combine
 from sparsefold.spec import sizes as sz
@@ -294,6 +294,11 @@ class ScatterOut(Assembler):
                      f"order is proved, so the stable placement needs no sort)")
         self.n, self.m = Var("n"), Var("m")
         self.returns = (self.n, self.m)
+        # split (``split_rows``): each pass's loop runs ``chunks`` contiguous blocks of source
+        # rows, block c counting into and placing from its own row of ``cnt``
+        self.chunks: Var | None = None
+        self.chunk: Var | None = None
+        self.cnt: Array | None = None
 
     def allocation(self, shape, capacity):
         ix = np.dtype(_INDEX[self.ix])
@@ -317,12 +322,72 @@ class ScatterOut(Assembler):
         with b.loop(self.cur, 0, self.rows + 1):
             b.store(self.pos, self.cur, Lit("0", self.ix))
 
+    def blocks(self, low, pieces) -> Var | None:
+        """One compressed leaf (a transpose, csc to csr): both passes run over blocks of its
+        rows in parallel (:meth:`split_rows`); the block count, or None."""
+        if len(pieces) != 1:
+            return None
+        leaf = pieces[0].leaf
+        if leaf.format.kinds != ("full", "pos") or pieces[0].free:
+            return None
+        pos = low.leaf(leaf).pos[1]
+        rows = index(leaf.shape[leaf.format.mode_order[0]])
+        return self.split_rows(low, Bin("-", Load(pos, rows), Load(pos, Lit("0", INT))))
+
+    def split_rows(self, low, entries: Expr) -> Var:
+        """Split the source rows into blocks that both passes run in parallel, one block per
+        thread: block c counts its entries per output row into ``cnt[c * rows + row]``; the
+        prefix sum over (row, block) makes each block's first slot in each row, so every
+        entry lands where the serial placement puts it (rows of earlier blocks first) and
+        the result is bit-identical for any thread count. ``cnt`` is the runtime's ``nxt``
+        with one block, else allocated here when it holds no more counts than ``entries``
+        (the result's size; otherwise one block). Returns the block count."""
+        b = low.b
+        rows = self.rows
+        self.chunks, self.chunk = b.fresh("chunks"), b.fresh("chunk")
+        ptr = b.fresh("cnt", "int64_t*")
+        self.cnt = Array(ptr.name, INT)
+        self._cnt_ptr = ptr
+        b.comment("blocks of source rows, one per thread: each counts into its own row of cnt")
+        b.assign(self.chunks, Lit("sf_max_threads()", INT))
+        with b.if_(Bin("and", Bin(">", self.chunks, Lit("1", INT)),
+                       Bin(">", Bin("*", self.chunks, rows), entries))):
+            b.assign(self.chunks, Lit("1", INT))  # more counts than entries: one block
+        b.assign(ptr, Lit(self.nxt.name, "int64_t*", ()))
+        with b.if_(Bin(">", self.chunks, Lit("1", INT))):
+            cells = b.fresh("cnt_cells")
+            b.assign(cells, Bin("*", self.chunks, rows))
+            b.assign(ptr, Lit(f"<int64_t*>calloc({cells.name}, 8)", "int64_t*", (cells,)))
+            with b.if_(Bin("==", ptr, Lit("NULL", "int64_t*"))):
+                b.assign(self.chunks, Lit("1", INT))
+                b.assign(ptr, Lit(self.nxt.name, "int64_t*", ()))
+        with b.if_(Bin("==", self.chunks, Lit("1", INT))):
+            with b.loop(self.cur, 0, rows):
+                b.store(self.nxt, self.cur, Lit("0", INT))
+        return self.chunks
+
     def begin_pass(self, low, pass_no):
         b = low.b
         self.mode = pass_no
         self.needs_value = pass_no == 1
         if pass_no == 0:
             b.comment("pass 1: count the entries of every output row")
+            return
+        if self.cnt is not None:
+            c, run, v = b.fresh("c"), b.fresh("run"), b.fresh("v")
+            b.comment("prefix sums over (output row, block): out_pos1[r] is where row r starts; "
+                      "cnt[c * rows + r] block c's next slot in it")
+            b.assign(run, Lit("0", INT))
+            b.store(self.pos, Lit("0", INT), Lit("0", self.ix))
+            with b.loop(self.cur, 0, self.rows):
+                with b.loop(c, 0, self.chunks):
+                    at = Bin("+", Bin("*", c, self.rows), self.cur)
+                    b.assign(v, Load(self.cnt, at))
+                    b.store(self.cnt, at, run)
+                    b.assign(run, run + v)
+                b.store(self.pos, self.cur + 1, cast(self.ix, run))
+            b.assign(self.n, run)
+            b.comment("pass 2: place every entry at its block's next slot in its row (stable)")
             return
         b.comment("prefix sums: out_pos1[r] is where row r starts; out_nxt its next slot")
         with b.loop(self.cur, 0, self.rows):
@@ -335,11 +400,19 @@ class ScatterOut(Assembler):
     def emit(self, low, coords, value):
         b = low.b
         s = [coords[m] for m in self.fmt.mode_order]
-        if self.mode == 0:
-            b.store(self.pos, s[0] + 1, Bin("+", Load(self.pos, s[0] + 1), Lit("1", self.ix)))
-            return
-        b.assign(self.slot, Load(self.nxt, s[0]))
-        b.store(self.nxt, s[0], self.slot + 1)
+        if self.cnt is not None:
+            counts, at = self.cnt, Bin("+", Bin("*", self.chunk, self.rows), s[0])
+            if self.mode == 0:
+                b.store(counts, at, Bin("+", Load(counts, at), Lit("1", INT)))
+                return
+        else:
+            counts, at = self.nxt, s[0]
+            if self.mode == 0:
+                b.store(self.pos, s[0] + 1, Bin("+", Load(self.pos, s[0] + 1),
+                                                Lit("1", self.ix)))
+                return
+        b.assign(self.slot, Load(counts, at))
+        b.store(counts, at, self.slot + 1)
         if self.coo:
             b.store(self.crd0, self.slot, cast(self.ix, s[0]))
         b.store(self.crd1, self.slot, cast(self.ix, s[1]))
@@ -349,4 +422,7 @@ class ScatterOut(Assembler):
         pass
 
     def epilogue(self, low):
-        pass
+        if self.cnt is not None:
+            b = low.b
+            with b.if_(Bin(">", self.chunks, Lit("1", INT))):
+                b.emit(Call("free", (self._cnt_ptr,)))

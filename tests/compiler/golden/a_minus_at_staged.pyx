@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: stream -> csr
-# sparsefold compiler 0.2.0; source hash f71791eb7f638290
+# sparsefold compiler 0.2.0; source hash 45ee01dda054dfd0
 #
 # Program:
 #   %0 = input a0: float32[n0, n0] csc
@@ -14,6 +14,7 @@
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, INT64_MAX
 from libc.math cimport NAN, INFINITY, fabs, pow
 from libc.string cimport memcpy
+from libc.stdlib cimport calloc, free
 from cpython.buffer cimport (PyBUF_ANY_CONTIGUOUS, PyBUF_WRITABLE, PyBuffer_Release,
                              PyObject_GetBuffer)
 
@@ -35,6 +36,20 @@ cdef extern from *:
     ctypedef float* float_restrict "float * __restrict__"
     ctypedef int32_t* int32_t_restrict "int32_t * __restrict__"
     ctypedef int64_t* int64_t_restrict "int64_t * __restrict__"
+
+from cython.parallel cimport prange, threadid
+
+cdef extern from *:
+    """
+    #ifdef _OPENMP
+    #include <omp.h>
+    #define sf_max_threads() (omp_get_max_threads() < 64 ? omp_get_max_threads() \
+                              : 64)
+    #else
+    #define sf_max_threads() 1
+    #endif
+    """
+    int sf_max_threads() nogil
 
 def _sf_fail(site, a, b, c):
     # the first failed check of the call: which array, what was found
@@ -180,9 +195,14 @@ cdef void _run_body(
         float_restrict out_val,
         int64_t* sf_ret,
 ) noexcept nogil:
-    cdef int64_t cur, i0, i0_2, i1, i1_2, m, n, o0, o0_2, o1_2, pos_bad, q0, q0_2, q1, q1_2
-    cdef int64_t range_v, sf_a, sf_b, sf_bad, sf_c, slot, t, t_2
+    cdef int64_t c, chunk_2, chunk_3, chunks, cnt_cells, cur, i0, i0_2, i1, i1_2, m, n, o0, o0_2
+    cdef int64_t o1_2, pos_bad, q0, q0_2, q1, q1_2, range_v, run, sf_a, sf_b, sf_bad, sf_c, slot
+    cdef int64_t t, t_2, v
+    cdef int64_t* cnt
     cdef uint32_t row_bad32, row_lim32
+    cdef int sf_nt, sf_t, sf_pick, sf_tid
+    cdef int64_t sf_lo, sf_hi
+    cdef int64_t sf_terr[512]
     sf_bad = 0
     # a0: rows in order before anything reads them
     pos_bad = 0
@@ -202,47 +222,95 @@ cdef void _run_body(
         m = 0
         for cur in range(S_n0 + 1):
             out_pos1[cur] = 0
+        # blocks of source rows, one per thread: each counts into its own row of cnt
+        chunks = sf_max_threads()
+        if chunks > 1 and chunks * S_n0 > in_a0_pos1[S_n0] - in_a0_pos1[0]:
+            chunks = 1
+        cnt = out_nxt
+        if chunks > 1:
+            cnt_cells = chunks * S_n0
+            cnt = <int64_t*>calloc(cnt_cells, 8)
+            if cnt == NULL:
+                chunks = 1
+                cnt = out_nxt
+        if chunks == 1:
+            for cur in range(S_n0):
+                out_nxt[cur] = 0
         # pass 1: count the entries of every output row
         # piece 0: entries of a0 (csc) in storage order -> output coordinates _i0, _i1
-        for i1 in range(S_n0):
-            q0 = i1
-            row_lim32 = <uint32_t>(S_n0 if S_n0 < <int64_t>2147483648 else <int64_t>2147483648)
-            row_bad32 = 0
-            for t_2 in range(in_a0_pos1[q0], in_a0_pos1[q0 + 1]):
-                row_bad32 = row_bad32 | (<uint32_t>in_a0_crd1[t_2] >= row_lim32)
-            if row_bad32:
+        # parallel: iterations on OpenMP threads (identical results for any thread count)
+        sf_hi = chunks
+        sf_nt = sf_max_threads()
+        if sf_nt > chunks:
+            sf_nt = chunks
+        for sf_t in range(sf_nt * 8):
+            sf_terr[sf_t] = 0
+        for chunk_2 in prange(sf_hi, num_threads=sf_nt, schedule='static'):
+            sf_tid = threadid()
+            for i1 in range(chunk_2 * S_n0 // chunks, (chunk_2 + 1) * S_n0 // chunks):
+                q0 = i1
+                row_lim32 = <uint32_t>(S_n0 if S_n0 < <int64_t>2147483648 else <int64_t>2147483648)
+                row_bad32 = 0
                 for t_2 in range(in_a0_pos1[q0], in_a0_pos1[q0 + 1]):
-                    range_v = in_a0_crd1[t_2]
-                    if <uint64_t>range_v >= <uint64_t>S_n0:
-                        if sf_bad == 0:
-                            sf_bad = 2
-                            sf_a = range_v
-                            sf_b = S_n0
-                            sf_c = 0
-                        range_v = 0
-            if not row_bad32:
-                for q1 in range(in_a0_pos1[q0], in_a0_pos1[q0 + 1]):
-                    i0 = in_a0_crd1[q1]
-                    o0 = i0
-                    out_pos1[o0 + 1] = out_pos1[o0 + 1] + 1
-        # prefix sums: out_pos1[r] is where row r starts; out_nxt its next slot
+                    row_bad32 = row_bad32 | (<uint32_t>in_a0_crd1[t_2] >= row_lim32)
+                if row_bad32:
+                    for t_2 in range(in_a0_pos1[q0], in_a0_pos1[q0 + 1]):
+                        range_v = in_a0_crd1[t_2]
+                        if <uint64_t>range_v >= <uint64_t>S_n0:
+                            if sf_terr[sf_tid * 8] == 0:
+                                sf_terr[sf_tid * 8] = 2
+                                sf_terr[sf_tid * 8 + 1] = chunk_2
+                                sf_terr[sf_tid * 8 + 2] = range_v
+                                sf_terr[sf_tid * 8 + 3] = S_n0
+                                sf_terr[sf_tid * 8 + 4] = 0
+                            range_v = 0
+                if not row_bad32:
+                    for q1 in range(in_a0_pos1[q0], in_a0_pos1[q0 + 1]):
+                        i0 = in_a0_crd1[q1]
+                        o0 = i0
+                        cnt[chunk_2 * S_n0 + o0] = cnt[chunk_2 * S_n0 + o0] + 1
+        sf_pick = -1
+        for sf_t in range(sf_nt):
+            if sf_terr[sf_t * 8] != 0:
+                if sf_pick < 0 or sf_terr[sf_t * 8 + 1] < sf_terr[sf_pick * 8 + 1]:
+                    sf_pick = sf_t
+        if sf_pick >= 0 and sf_bad == 0:
+            sf_bad = sf_terr[sf_pick * 8]
+            sf_a = sf_terr[sf_pick * 8 + 2]
+            sf_b = sf_terr[sf_pick * 8 + 3]
+            sf_c = sf_terr[sf_pick * 8 + 4]
+        # prefix sums over (output row, block): out_pos1[r] is where row r starts; cnt[c * rows + r] block c's next slot in it
+        run = 0
+        out_pos1[0] = 0
         for cur in range(S_n0):
-            out_pos1[cur + 1] = out_pos1[cur + 1] + out_pos1[cur]
-            out_nxt[cur] = out_pos1[cur]
-        n = out_pos1[S_n0]
-        # pass 2: place every entry at its row's next slot (stable)
+            for c in range(chunks):
+                v = cnt[c * S_n0 + cur]
+                cnt[c * S_n0 + cur] = run
+                run = run + v
+            out_pos1[cur + 1] = <int32_t>run
+        n = run
+        # pass 2: place every entry at its block's next slot in its row (stable)
         if sf_bad == 0:
             # piece 0: entries of a0 (csc) in storage order -> output coordinates _i0, _i1
-            for i1_2 in range(S_n0):
-                q0_2 = i1_2
-                o1_2 = i1_2
-                for q1_2 in range(in_a0_pos1[q0_2], in_a0_pos1[q0_2 + 1]):
-                    i0_2 = in_a0_crd1[q1_2]
-                    o0_2 = i0_2
-                    slot = out_nxt[o0_2]
-                    out_nxt[o0_2] = slot + 1
-                    out_crd1[slot] = <int32_t>o1_2
-                    out_val[slot] = in_a0_val[q1_2]
+            # parallel: iterations on OpenMP threads (identical results for any thread count)
+            sf_hi = chunks
+            sf_nt = sf_max_threads()
+            if sf_nt > chunks:
+                sf_nt = chunks
+            for chunk_3 in prange(sf_hi, num_threads=sf_nt, schedule='static'):
+                sf_tid = threadid()
+                for i1_2 in range(chunk_3 * S_n0 // chunks, (chunk_3 + 1) * S_n0 // chunks):
+                    q0_2 = i1_2
+                    o1_2 = i1_2
+                    for q1_2 in range(in_a0_pos1[q0_2], in_a0_pos1[q0_2 + 1]):
+                        i0_2 = in_a0_crd1[q1_2]
+                        o0_2 = i0_2
+                        slot = cnt[chunk_3 * S_n0 + o0_2]
+                        cnt[chunk_3 * S_n0 + o0_2] = slot + 1
+                        out_crd1[slot] = <int32_t>o1_2
+                        out_val[slot] = in_a0_val[q1_2]
+        if chunks > 1:
+            free(cnt)
     sf_ret[0] = n
     sf_ret[1] = m
     sf_ret[2] = sf_bad
@@ -394,6 +462,7 @@ def fast(object v_a0):
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, INT64_MAX
 from libc.math cimport NAN, INFINITY, fabs, pow
 from libc.string cimport memcpy
+from libc.stdlib cimport calloc, free
 from cpython.buffer cimport (PyBUF_ANY_CONTIGUOUS, PyBUF_WRITABLE, PyBuffer_Release,
                              PyObject_GetBuffer)
 

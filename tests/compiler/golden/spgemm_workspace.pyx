@@ -18,6 +18,7 @@
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, INT64_MAX
 from libc.math cimport NAN, INFINITY, fabs, pow
 from libc.string cimport memcpy
+from libc.stdlib cimport calloc, free
 from cpython.buffer cimport (PyBUF_ANY_CONTIGUOUS, PyBUF_WRITABLE, PyBuffer_Release,
                              PyObject_GetBuffer)
 
