@@ -448,7 +448,7 @@ def fast(object v_a0):
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: coiterate -> csr
-# sparsefold compiler 0.2.0; source hash 52a115650dc07dad
+# sparsefold compiler 0.2.0; source hash 1711764262164139
 #
 # Program:
 #   %0 = input tmp0: float32[n0, n0] csr
@@ -745,19 +745,19 @@ cdef void _run_body(
                     e_b = p_b
                 stale_b = True
                 key_b = INT64_MAX
+                if stale_a:
+                    stale_a = False
+                    key_a = INT64_MAX
+                    if p_a < e_a:
+                        i1_a = in_tmp0_crd1[p_a]
+                        key_a = i1_a
+                if stale_b:
+                    stale_b = False
+                    key_b = INT64_MAX
+                    if p_b < e_b:
+                        i0_b = in_a0_crd1[p_b]
+                        key_b = i0_b
                 while True:
-                    if stale_a:
-                        stale_a = False
-                        key_a = INT64_MAX
-                        if p_a < e_a:
-                            i1_a = in_tmp0_crd1[p_a]
-                            key_a = i1_a
-                    if stale_b:
-                        stale_b = False
-                        key_b = INT64_MAX
-                        if p_b < e_b:
-                            i0_b = in_a0_crd1[p_b]
-                            key_b = i0_b
                     if not (key_a != INT64_MAX or key_b != INT64_MAX):
                         break
                     k = key_a
@@ -767,9 +767,21 @@ cdef void _run_body(
                     if key_a == k:
                         p_a = p_a + 1
                         stale_a = True
+                        if stale_a:
+                            stale_a = False
+                            key_a = INT64_MAX
+                            if p_a < e_a:
+                                i1_a = in_tmp0_crd1[p_a]
+                                key_a = i1_a
                     if key_b == k:
                         p_b = p_b + 1
                         stale_b = True
+                        if stale_b:
+                            stale_b = False
+                            key_b = INT64_MAX
+                            if p_b < e_b:
+                                i0_b = in_a0_crd1[p_b]
+                                key_b = i0_b
                 out_pos1[r + 1] = <int32_t>row_len
             sf_pick = -1
             for sf_t in range(sf_nt):
@@ -839,19 +851,19 @@ cdef void _run_body(
                 e_b_2 = p_b_2
             stale_b_2 = True
             key_b_2 = INT64_MAX
+            if stale_a_2:
+                stale_a_2 = False
+                key_a_2 = INT64_MAX
+                if p_a_2 < e_a_2:
+                    i1_a_2 = in_tmp0_crd1[p_a_2]
+                    key_a_2 = i1_a_2
+            if stale_b_2:
+                stale_b_2 = False
+                key_b_2 = INT64_MAX
+                if p_b_2 < e_b_2:
+                    i0_b_2 = in_a0_crd1[p_b_2]
+                    key_b_2 = i0_b_2
             while True:
-                if stale_a_2:
-                    stale_a_2 = False
-                    key_a_2 = INT64_MAX
-                    if p_a_2 < e_a_2:
-                        i1_a_2 = in_tmp0_crd1[p_a_2]
-                        key_a_2 = i1_a_2
-                if stale_b_2:
-                    stale_b_2 = False
-                    key_b_2 = INT64_MAX
-                    if p_b_2 < e_b_2:
-                        i0_b_2 = in_a0_crd1[p_b_2]
-                        key_b_2 = i0_b_2
                 if not (key_a_2 != INT64_MAX or key_b_2 != INT64_MAX):
                     break
                 k_2 = key_a_2
@@ -870,9 +882,21 @@ cdef void _run_body(
                 if key_a_2 == k_2:
                     p_a_2 = p_a_2 + 1
                     stale_a_2 = True
+                    if stale_a_2:
+                        stale_a_2 = False
+                        key_a_2 = INT64_MAX
+                        if p_a_2 < e_a_2:
+                            i1_a_2 = in_tmp0_crd1[p_a_2]
+                            key_a_2 = i1_a_2
                 if key_b_2 == k_2:
                     p_b_2 = p_b_2 + 1
                     stale_b_2 = True
+                    if stale_b_2:
+                        stale_b_2 = False
+                        key_b_2 = INT64_MAX
+                        if p_b_2 < e_b_2:
+                            i0_b_2 = in_a0_crd1[p_b_2]
+                            key_b_2 = i0_b_2
             if team == 1:
                 out_pos1[r_2 + 1] = <int32_t>n_row
         sf_pick = -1

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: coiterate -> dense
-# sparsefold compiler 0.2.0; source hash 1802bf096bbae882
+# sparsefold compiler 0.2.0; source hash 55be222748681521
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -173,19 +173,19 @@ cdef void _run_body(
             key_b = INT64_MAX
             acc = (-INFINITY)
             acc_n = 0
+            if stale_a:
+                stale_a = False
+                key_a = INT64_MAX
+                if p_a < e_a:
+                    i1_a = in_a0_crd1[p_a]
+                    key_a = i1_a
+            if stale_b:
+                stale_b = False
+                key_b = INT64_MAX
+                if p_b < e_b:
+                    i1_b = in_a1_crd1[p_b]
+                    key_b = i1_b
             while True:
-                if stale_a:
-                    stale_a = False
-                    key_a = INT64_MAX
-                    if p_a < e_a:
-                        i1_a = in_a0_crd1[p_a]
-                        key_a = i1_a
-                if stale_b:
-                    stale_b = False
-                    key_b = INT64_MAX
-                    if p_b < e_b:
-                        i1_b = in_a1_crd1[p_b]
-                        key_b = i1_b
                 if not (key_a != INT64_MAX or key_b != INT64_MAX):
                     break
                 k = key_a
@@ -203,9 +203,21 @@ cdef void _run_body(
                 if key_a == k:
                     p_a = p_a + 1
                     stale_a = True
+                    if stale_a:
+                        stale_a = False
+                        key_a = INT64_MAX
+                        if p_a < e_a:
+                            i1_a = in_a0_crd1[p_a]
+                            key_a = i1_a
                 if key_b == k:
                     p_b = p_b + 1
                     stale_b = True
+                    if stale_b:
+                        stale_b = False
+                        key_b = INT64_MAX
+                        if p_b < e_b:
+                            i1_b = in_a1_crd1[p_b]
+                            key_b = i1_b
             out_cnt[r] = out_cnt[r] + acc_n
             out_val[r] = (acc if (acc > out_val[r] or acc != acc) and out_val[r] == out_val[r] else out_val[r])
         sf_pick = -1
