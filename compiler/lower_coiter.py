@@ -147,17 +147,7 @@ def _flat(co: _Coiteration) -> None:
         k = b.fresh("k")
         if acc:
             acc.start()
-        with b.while_(Lit("True", BOOL)):
-            for c in co.all_cursors():
-                c.settle()
-            with b.if_(Not(co.continuing())):
-                b.brk()
-            _min_key(b, k, co.all_cursors())
-            here = {c: Bin("==", c.key, k) for c in co.all_cursors()}
-            _visit(co, here, acc, lambda c: tuple(c.out))
-            for c in co.all_cursors():
-                with b.if_(here[c]):
-                    c.step()
+        _merge(co, k, acc, lambda c: tuple(c.out))
         if acc:
             acc.finish(tuple(Lit("0", INT) for _ in plan.space))
 
@@ -312,6 +302,22 @@ def _row_merge(co: _Coiteration, r: Var, acc) -> None:
         c.init(r)
     if acc is not None and acc.scope == "row":
         acc.start()
+
+    def coords_of(c, r=r, k=k):
+        out = [None, None]
+        out[a], out[inner] = r, k
+        return tuple(out)
+    _merge(co, k, acc, coords_of)
+    if acc is not None and acc.scope == "row":
+        coords = [None, None]
+        coords[a], coords[inner] = r, Lit("0", INT)
+        acc.finish(tuple(coords))
+
+
+def _merge(co: _Coiteration, k: Var, acc, coords_of) -> None:
+    """The loop over keys (flat or one row): until no lattice point can be met, the next
+    key ``k`` where one is, its value emitted, the cursors there stepped."""
+    b = co.low.b
     points = _disjoint_points(co)
     # the general loop settles a cursor right after its step (no test of a stale flag per
     # cursor per iteration: A+B+C 1.24x -> 1.01x of scipy's time, measured); the
@@ -331,21 +337,12 @@ def _row_merge(co: _Coiteration, r: Var, acc) -> None:
             here = {c: Bin("==", c.key, k) for c in co.all_cursors()}
         else:
             here = _meet_points(b, k, points)
-
-        def coords_of(c, r=r, k=k):
-            out = [None, None]
-            out[a], out[inner] = r, k
-            return tuple(out)
         _visit(co, here, acc, coords_of, met=points is not None)
         for c in co.all_cursors():
             with b.if_(here[c]):
                 c.step()
                 if settle_at_step:
                     c.settle()
-    if acc is not None and acc.scope == "row":
-        coords = [None, None]
-        coords[a], coords[inner] = r, Lit("0", INT)
-        acc.finish(tuple(coords))
 
 
 def _disjoint_points(co: _Coiteration):

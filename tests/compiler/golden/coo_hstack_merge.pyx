@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: coiterate -> coo
-# sparsefold compiler 0.2.0; source hash a462352503459113
+# sparsefold compiler 0.2.0; source hash 94e2e734df721b36
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] coo
@@ -202,55 +202,55 @@ cdef void _run_body(
     stale_a1 = True
     q0_a1 = in_a1_pos0[0]
     end_a1 = in_a1_pos0[1]
+    if stale_a0:
+        stale_a0 = False
+        if q0_a0 >= end_a0:
+            key_a0 = INT64_MAX
+        else:
+            i0_a0 = in_a0_crd0[q0_a0]
+            if <uint64_t>i0_a0 >= <uint64_t>S_n0:
+                if sf_bad == 0:
+                    sf_bad = 1
+                    sf_a = i0_a0
+                    sf_b = S_n0
+                    sf_c = 0
+                i0_a0 = 0
+            i1_a0 = in_a0_crd1[q0_a0]
+            if <uint64_t>i1_a0 >= <uint64_t>S_n1:
+                if sf_bad == 0:
+                    sf_bad = 2
+                    sf_a = i1_a0
+                    sf_b = S_n1
+                    sf_c = 0
+                i1_a0 = 0
+            o0_a0 = i0_a0
+            o1_a0 = i1_a0
+            key_a0 = o0_a0 * (S_n1 + S_n2) + o1_a0
+    if stale_a1:
+        stale_a1 = False
+        if q0_a1 >= end_a1:
+            key_a1 = INT64_MAX
+        else:
+            i0_a1 = in_a1_crd0[q0_a1]
+            if <uint64_t>i0_a1 >= <uint64_t>S_n0:
+                if sf_bad == 0:
+                    sf_bad = 3
+                    sf_a = i0_a1
+                    sf_b = S_n0
+                    sf_c = 0
+                i0_a1 = 0
+            i1_a1 = in_a1_crd1[q0_a1]
+            if <uint64_t>i1_a1 >= <uint64_t>S_n2:
+                if sf_bad == 0:
+                    sf_bad = 4
+                    sf_a = i1_a1
+                    sf_b = S_n2
+                    sf_c = 0
+                i1_a1 = 0
+            o0_a1 = i0_a1
+            o1_a1 = (i1_a1 + S_n1)
+            key_a1 = o0_a1 * (S_n1 + S_n2) + o1_a1
     while True:
-        if stale_a0:
-            stale_a0 = False
-            if q0_a0 >= end_a0:
-                key_a0 = INT64_MAX
-            else:
-                i0_a0 = in_a0_crd0[q0_a0]
-                if <uint64_t>i0_a0 >= <uint64_t>S_n0:
-                    if sf_bad == 0:
-                        sf_bad = 1
-                        sf_a = i0_a0
-                        sf_b = S_n0
-                        sf_c = 0
-                    i0_a0 = 0
-                i1_a0 = in_a0_crd1[q0_a0]
-                if <uint64_t>i1_a0 >= <uint64_t>S_n1:
-                    if sf_bad == 0:
-                        sf_bad = 2
-                        sf_a = i1_a0
-                        sf_b = S_n1
-                        sf_c = 0
-                    i1_a0 = 0
-                o0_a0 = i0_a0
-                o1_a0 = i1_a0
-                key_a0 = o0_a0 * (S_n1 + S_n2) + o1_a0
-        if stale_a1:
-            stale_a1 = False
-            if q0_a1 >= end_a1:
-                key_a1 = INT64_MAX
-            else:
-                i0_a1 = in_a1_crd0[q0_a1]
-                if <uint64_t>i0_a1 >= <uint64_t>S_n0:
-                    if sf_bad == 0:
-                        sf_bad = 3
-                        sf_a = i0_a1
-                        sf_b = S_n0
-                        sf_c = 0
-                    i0_a1 = 0
-                i1_a1 = in_a1_crd1[q0_a1]
-                if <uint64_t>i1_a1 >= <uint64_t>S_n2:
-                    if sf_bad == 0:
-                        sf_bad = 4
-                        sf_a = i1_a1
-                        sf_b = S_n2
-                        sf_c = 0
-                    i1_a1 = 0
-                o0_a1 = i0_a1
-                o1_a1 = (i1_a1 + S_n1)
-                key_a1 = o0_a1 * (S_n1 + S_n2) + o1_a1
         if not (key_a0 != INT64_MAX or key_a1 != INT64_MAX):
             break
         k = key_a0
@@ -274,9 +274,57 @@ cdef void _run_body(
         if key_a0 == k:
             q0_a0 = q0_a0 + 1
             stale_a0 = True
+            if stale_a0:
+                stale_a0 = False
+                if q0_a0 >= end_a0:
+                    key_a0 = INT64_MAX
+                else:
+                    i0_a0 = in_a0_crd0[q0_a0]
+                    if <uint64_t>i0_a0 >= <uint64_t>S_n0:
+                        if sf_bad == 0:
+                            sf_bad = 1
+                            sf_a = i0_a0
+                            sf_b = S_n0
+                            sf_c = 0
+                        i0_a0 = 0
+                    i1_a0 = in_a0_crd1[q0_a0]
+                    if <uint64_t>i1_a0 >= <uint64_t>S_n1:
+                        if sf_bad == 0:
+                            sf_bad = 2
+                            sf_a = i1_a0
+                            sf_b = S_n1
+                            sf_c = 0
+                        i1_a0 = 0
+                    o0_a0 = i0_a0
+                    o1_a0 = i1_a0
+                    key_a0 = o0_a0 * (S_n1 + S_n2) + o1_a0
         if key_a1 == k:
             q0_a1 = q0_a1 + 1
             stale_a1 = True
+            if stale_a1:
+                stale_a1 = False
+                if q0_a1 >= end_a1:
+                    key_a1 = INT64_MAX
+                else:
+                    i0_a1 = in_a1_crd0[q0_a1]
+                    if <uint64_t>i0_a1 >= <uint64_t>S_n0:
+                        if sf_bad == 0:
+                            sf_bad = 3
+                            sf_a = i0_a1
+                            sf_b = S_n0
+                            sf_c = 0
+                        i0_a1 = 0
+                    i1_a1 = in_a1_crd1[q0_a1]
+                    if <uint64_t>i1_a1 >= <uint64_t>S_n2:
+                        if sf_bad == 0:
+                            sf_bad = 4
+                            sf_a = i1_a1
+                            sf_b = S_n2
+                            sf_c = 0
+                        i1_a1 = 0
+                    o0_a1 = i0_a1
+                    o1_a1 = (i1_a1 + S_n1)
+                    key_a1 = o0_a1 * (S_n1 + S_n2) + o1_a1
     sf_ret[0] = n
     sf_ret[1] = m
     sf_ret[2] = sf_bad
