@@ -45,6 +45,7 @@ from sparsefold.compiler.loops import (
 )
 from sparsefold.compiler.lowering import Lowering
 from sparsefold.compiler.outputs import AppendOut, Assembler, DenseOut
+from sparsefold.compiler.row_blocks import blocked_rows, blocks_apply
 from sparsefold.compiler.streams import StreamPiece
 from sparsefold.compiler.values import Values, convert, index, monoid_combine
 from sparsefold.spec import sizes as sz
@@ -158,35 +159,50 @@ def lower_pieces(low: Lowering, pieces: tuple[StreamPiece, ...], asm: Assembler,
             with b.block(f"piece {n}: entries of {piece.leaf.name} ({piece.leaf.format}) in "
                          f"storage order -> output coordinates "
                          f"{', '.join(map(str, piece.coords))}"):
-                nest = _LoopNest(low, piece)
-                loops = _Loops()
-                nest.place()
-                register = _Register(low, asm) if _register_applies(piece, asm) else None
-                value = _open_leaf_loops(low, piece, nest, loops, register)
-                if piece.free and not isinstance(value, Var):  # read once, not per copy
-                    held = b.fresh("x", ctype(piece.leaf.dtype))
-                    b.assign(held, value)
-                    value = held
-                for name, size in piece.free:
-                    var = b.fresh(name.lstrip("_"))
-                    loops.open(b.loop(var, 0, index(size, nest.env)))
-                    nest.in_loop = True
-                    nest.bind(name, var)
-                if nest.guards:
-                    raise AssertionError(f"unplaced guards {nest.guards}")
-                v = value
-                if asm.needs_value:
-                    for layer in piece.layers:
-                        coords = tuple(index(c, nest.env) for c in layer.coords)
-                        v = values.map_with(layer.node, {layer.driver: v}, coords)
-                if register is not None:
-                    register.add(v)
-                    register.finish(loops, tuple(nest.coord_vars))
+                if blocks_apply(piece, asm):
+                    blocked_rows(low, piece, _rows_parallel(piece, low),
+                                 lambda rows, checked, piece=piece:
+                                 _piece_nest(low, piece, asm, values, rows, checked))
                 else:
-                    asm.emit(low, tuple(nest.coord_vars), v)
-                loops.close()
-                for cm in reversed(nest.opened):
-                    cm.__exit__(None, None, None)
+                    _piece_nest(low, piece, asm, values)
+
+
+def _piece_nest(low: Lowering, piece: StreamPiece, asm: Assembler, values: Values,
+                rows: tuple[Expr, Expr] | None = None, rows_checked: bool = True) -> None:
+    """The loop nest of one piece, each entry handed to ``asm``. ``rows``: the outer
+    level's loop runs over these rows only (one block of ``row_blocks.blocked_rows``);
+    ``rows_checked`` False: the block's coordinates were all found in range, so the rows
+    are read with no test."""
+    b = low.b
+    nest = _LoopNest(low, piece)
+    loops = _Loops()
+    nest.place()
+    register = _Register(low, asm) if _register_applies(piece, asm) else None
+    value = _open_leaf_loops(low, piece, nest, loops, register, rows, rows_checked)
+    if piece.free and not isinstance(value, Var):  # read once, not per copy
+        held = b.fresh("x", ctype(piece.leaf.dtype))
+        b.assign(held, value)
+        value = held
+    for name, size in piece.free:
+        var = b.fresh(name.lstrip("_"))
+        loops.open(b.loop(var, 0, index(size, nest.env)))
+        nest.in_loop = True
+        nest.bind(name, var)
+    if nest.guards:
+        raise AssertionError(f"unplaced guards {nest.guards}")
+    v = value
+    if asm.needs_value:
+        for layer in piece.layers:
+            coords = tuple(index(c, nest.env) for c in layer.coords)
+            v = values.map_with(layer.node, {layer.driver: v}, coords)
+    if register is not None:
+        register.add(v)
+        register.finish(loops, tuple(nest.coord_vars))
+    else:
+        asm.emit(low, tuple(nest.coord_vars), v)
+    loops.close()
+    for cm in reversed(nest.opened):
+        cm.__exit__(None, None, None)
 
 
 def _innermost_level(piece: StreamPiece) -> int | None:
@@ -212,9 +228,11 @@ def _register_applies(piece: StreamPiece, asm) -> bool:
 
 
 def _open_leaf_loops(low: Lowering, piece: StreamPiece, nest: _LoopNest, loops: _Loops,
-                     register: _Register | None = None) -> Expr:
+                     register: _Register | None = None, rows: tuple[Expr, Expr] | None = None,
+                     rows_checked: bool = True) -> Expr:
     """Open the loops over a leaf's stored entries; return its value at the innermost. A
-    ``register`` starts right before the innermost loop opens."""
+    ``register`` starts right before the innermost loop opens. ``rows``/``rows_checked``:
+    see :func:`_piece_nest`."""
     b, leaf = low.b, piece.leaf
     names = sz.in_coords(leaf.ndim)
     if leaf.format.is_dense:
@@ -242,12 +260,18 @@ def _open_leaf_loops(low: Lowering, piece: StreamPiece, nest: _LoopNest, loops: 
         pos = b.fresh(f"q{li}")
         if level.full:
             size = index(leaf.shape[mode])
-            loops.open(b.loop(coord, 0, size, parallel=li == 0 and _rows_parallel(piece, low)))
+            if li == 0 and rows is not None:
+                loops.open(b.loop(coord, rows[0], rows[1]))
+            else:
+                loops.open(b.loop(coord, 0, size,
+                                  parallel=li == 0 and _rows_parallel(piece, low)))
             nest.in_loop = True
             b.assign(pos, coord if _is_zero(parent) else Bin("+", Bin("*", parent, size), coord))
         elif level.has_pos:
             p = arrays.pos[li]
-            row_checked = li > 0  # a segment under a parent (a row): checked up front
+            in_block = li == 1 and rows is not None
+            # a segment under a parent (a row): checked up front, with its row or its block
+            row_checked = li > 0 and not (in_block and not rows_checked)
             if row_checked:
                 bad = check_segment(b, low.sites, leaf, li, arrays.crd[li], Load(p, parent),
                                     Load(p, parent + 1))
@@ -256,7 +280,7 @@ def _open_leaf_loops(low: Lowering, piece: StreamPiece, nest: _LoopNest, loops: 
                 register.start(loops)
             loops.open(b.loop(pos, Load(p, parent), Load(p, parent + 1)))
             nest.in_loop = True
-            if row_checked:
+            if li > 0:
                 b.assign(coord, Load(arrays.crd[li], pos))
             else:
                 read_coordinate(b, low.sites, leaf, li, arrays.crd[li], pos, coord)
