@@ -159,7 +159,7 @@ def lower_pieces(low: Lowering, pieces: tuple[StreamPiece, ...], asm: Assembler,
             with b.block(f"piece {n}: entries of {piece.leaf.name} ({piece.leaf.format}) in "
                          f"storage order -> output coordinates "
                          f"{', '.join(map(str, piece.coords))}"):
-                if blocks_apply(piece, asm):
+                if blocks_apply(piece, asm) and _row_local(piece):
                     blocked_rows(low, piece, _rows_parallel(piece, low),
                                  lambda rows, checked, piece=piece:
                                  _piece_nest(low, piece, asm, values, rows, checked))
@@ -294,11 +294,17 @@ def _open_leaf_loops(low: Lowering, piece: StreamPiece, nest: _LoopNest, loops: 
 
 def _rows_parallel(piece: StreamPiece, low: Lowering) -> bool:
     """May the leaf's outer (full) loop run its iterations on several threads? When the
-    output is dense (``low.rows_parallel``: the kernel asked for it) and one output
-    coordinate is the loop's coordinate plus a constant: then two iterations write cells
-    that differ in that coordinate, never the same cell, and each cell sees its entries in
-    the order one thread would add them (SpMV's row sums, a row reduction)."""
-    if not low.rows_parallel or piece.leaf.format.kinds != ("full", "pos"):
+    output is dense (``low.rows_parallel``: the kernel asked for it) and its cells are
+    :func:`_row_local`."""
+    return low.rows_parallel and _row_local(piece)
+
+
+def _row_local(piece: StreamPiece) -> bool:
+    """Does a CSR/CSC leaf's row write output cells of its own? When one output coordinate
+    is the row's coordinate plus a constant: then two rows write cells that differ in that
+    coordinate, never the same cell, and each cell sees its entries in the order one thread
+    would add them (SpMV's row sums, a row reduction)."""
+    if piece.leaf.format.kinds != ("full", "pos"):
         return False
     var = sz.in_coord(piece.leaf.format.mode_order[0]).name
     for c in piece.coords:
