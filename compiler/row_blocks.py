@@ -17,19 +17,23 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from sparsefold.compiler.bounds import segment_bad
-from sparsefold.compiler.loops import INT, Bin, Cond, Expr, Lit, Load, Not
+from sparsefold.compiler.loops import BOOL, INT, Bin, Cond, Expr, Lit, Load, Not
 from sparsefold.compiler.lowering import Lowering
 from sparsefold.compiler.outputs import Assembler, DenseOut
 from sparsefold.compiler.streams import StreamPiece
 from sparsefold.compiler.values import index
 from sparsefold.spec import sizes as sz
 
-__all__ = ["BLOCK_ENTRIES", "blocks_apply", "blocked_rows"]
+__all__ = ["BLOCK_ENTRIES", "LONG_ROWS", "blocks_apply", "blocked_rows"]
 
 # entries per block: their indices (8 KiB as int32) are still in L1 when the block's rows read
 # them. Measured on SpMV, 200000^2 with 10 entries per row, one thread: blocks of ~2600 and
 # ~10000 entries ran alike (within 3 %), and both ~12 % faster than a check per row.
 BLOCK_ENTRIES = 2048
+# from this many entries per row on average the rows are checked one by one: each row's pass
+# is long enough to vectorize on its own, and blocks measured ~5 % slower (SpMV on pkustk02,
+# 75 per row, and bcsstk33, 68 per row) where they are ~8 % faster at 10 per row
+LONG_ROWS = 32
 
 
 def blocks_apply(piece: StreamPiece, asm: Assembler) -> bool:
@@ -53,17 +57,21 @@ def blocked_rows(low: Lowering, piece: StreamPiece, parallel: bool,
     pos, crd = arrays.pos[1], arrays.crd[1]
     rows = index(leaf.shape[leaf.format.mode_order[0]])
     span, blk, r0, r1 = b.fresh("blk_rows"), b.fresh("blk"), b.fresh("r0"), b.fresh("r1")
+    long_rows = b.fresh("long_rows", BOOL)
     one = Lit("1", INT)
     stored = Bin("-", Load(pos, rows), Load(pos, Lit("0", INT)))
     b.comment(f"rows in blocks of about {BLOCK_ENTRIES} entries, each block's coordinates "
               f"checked in one pass")
+    b.comment(f"(rows of {LONG_ROWS} entries or more on average: each row's, as it is read)")
     blocks_wanted = Bin("+", Bin("//", stored, Lit(str(BLOCK_ENTRIES), INT)), one)
     b.assign(span, Bin("+", Bin("//", rows, blocks_wanted), one))
+    b.assign(long_rows, Bin(">=", Bin("//", stored, Lit(str(LONG_ROWS), INT)), rows))
     with b.loop(blk, 0, Bin("//", Bin("-", Bin("+", rows, span), one), span), parallel=parallel):
         b.assign(r0, Bin("*", blk, span))
         b.assign(r1, Cond(Bin("<", Bin("-", rows, r0), span), rows, Bin("+", r0, span)))
-        bad = segment_bad(b, leaf, 1, crd, Load(pos, r0), Load(pos, r1), "blk")
-        with b.if_(Not(bad)):
+        start = Load(pos, r0)
+        bad = segment_bad(b, leaf, 1, crd, start, Cond(long_rows, start, Load(pos, r1)), "blk")
+        with b.if_(Bin("and", Not(long_rows), Not(bad))):
             nest((r0, r1), False)
         with b.else_():
             nest((r0, r1), True)

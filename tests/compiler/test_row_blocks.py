@@ -16,7 +16,7 @@ import scipy.sparse as sp
 
 import sparsefold as sf
 from sparsefold.compiler import threads
-from sparsefold.compiler.row_blocks import BLOCK_ENTRIES
+from sparsefold.compiler.row_blocks import BLOCK_ENTRIES, LONG_ROWS
 
 pytestmark = pytest.mark.cython
 
@@ -37,11 +37,12 @@ def _block_starts(m) -> list[int]:
     return list(range(0, rows, span))
 
 
-def _matrix(fmt: str, seed: int = 0) -> sp.csr_matrix | sp.csc_matrix:
+def _matrix(fmt: str, seed: int = 0, rows: int = 900) -> sp.csr_matrix | sp.csc_matrix:
     """Stored rows (columns, for CSC) in 5 blocks: uneven rows, the first ones longest, row 5
-    alone longer than a whole block, and every row of the fourth block empty."""
+    alone longer than a whole block, and every row of the fourth block empty. 900 rows: ~9
+    entries per row (blocks checked whole); 200: ~41 (each row checked, ``LONG_ROWS``)."""
     rng = np.random.default_rng(seed)
-    rows, inner, nnz, long = 900, 20000, 4 * BLOCK_ENTRIES, BLOCK_ENTRIES + 300
+    inner, nnz, long = 20000, 4 * BLOCK_ENTRIES, BLOCK_ENTRIES + 300
     span = rows // (nnz // BLOCK_ENTRIES + 1) + 1
     weight = 1.0 / np.arange(1, rows + 1)
     weight[3 * span:4 * span] = 0.0
@@ -56,6 +57,7 @@ def _matrix(fmt: str, seed: int = 0) -> sp.csr_matrix | sp.csc_matrix:
         a = sp.csc_matrix((data, indices, indptr), shape=(inner, rows))
     assert _block_starts(a) == list(range(0, rows, span)) and len(_block_starts(a)) == 5
     assert a.indptr[3 * span] == a.indptr[4 * span]  # the edges the tests aim at are the kernel's
+    assert (nnz // LONG_ROWS >= rows) == (rows == 200)
     return a
 
 
@@ -74,11 +76,12 @@ def _blocked(fn, args) -> bool:
     return "checked in one pass" in sf.show(fn, *args)
 
 
+@pytest.mark.parametrize("rows", [900, 200])
 @pytest.mark.parametrize("fmt", ["csr", "csc"])
 @pytest.mark.parametrize("program", PROGRAMS, ids=IDS)
-def test_results_over_block_edges_equal_scipy_and_one_thread(program, fmt, monkeypatch):
+def test_results_over_block_edges_equal_scipy_and_one_thread(program, fmt, rows, monkeypatch):
     pid, fn, _dense = program
-    a = _matrix(fmt)
+    a = _matrix(fmt, rows=rows)
     args = _args(program, a)
     # blocks where each stored row writes output cells of its own (not where entries scatter)
     assert _blocked(fn, args) == ((fmt == "csr") != (pid == "dense_at_sparse"))
@@ -108,11 +111,13 @@ def _edges(a) -> dict[str, int]:
 @pytest.mark.parametrize("edge", ["first_entry", "last_entry", "first_of_second_block",
                                   "last_of_first_block", "first_after_empty_block",
                                   "last_before_empty_block"])
+@pytest.mark.parametrize("rows", [900, 200])
 @pytest.mark.parametrize("fmt", ["csr", "csc"])
 @pytest.mark.parametrize("program", PROGRAMS, ids=IDS)
-def test_a_bad_index_at_a_block_edge_is_reported_as_before(program, fmt, edge, monkeypatch):
+def test_a_bad_index_at_a_block_edge_is_reported_as_before(program, fmt, rows, edge,
+                                                          monkeypatch):
     _pid, fn, _dense = program
-    a = _matrix(fmt, seed=2)
+    a = _matrix(fmt, seed=2, rows=rows)
     at = _edges(a)[edge]
     bad = a.copy()
     bad.indices = bad.indices.copy()

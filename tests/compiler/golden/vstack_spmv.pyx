@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: stream -> dense
-# sparsefold compiler 0.2.0; source hash be693cf6a966a8a0
+# sparsefold compiler 0.2.0; source hash da74eb8a2b889185
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -203,6 +203,7 @@ cdef void _run_body(
         float_restrict in_a2_val,
         int64_t* sf_ret,
 ) noexcept nogil:
+    cdef bint long_rows, long_rows_2
     cdef float acc, acc_2, acc_3, acc_4, v, v_2, v_3, v_4
     cdef int64_t blk, blk_2, blk_rows, blk_rows_2, i0, i0_2, i0_3, i0_4, i1, i1_2, i1_3, i1_4, o0
     cdef int64_t o0_2, o0_3, o0_4, pos_bad, q0, q0_2, q0_3, q0_4, q1, q1_2, q1_3, q1_4, r0, r0_2
@@ -242,7 +243,9 @@ cdef void _run_body(
     if sf_bad == 0:
         # piece 0: entries of a0 (csr) in storage order -> output coordinates _i0
         # rows in blocks of about 2048 entries, each block's coordinates checked in one pass
+        # (rows of 32 entries or more on average: each row's, as it is read)
         blk_rows = S_n0 // ((in_a0_pos1[S_n0] - in_a0_pos1[0]) // 2048 + 1) + 1
+        long_rows = (in_a0_pos1[S_n0] - in_a0_pos1[0]) // 32 >= S_n0
         # parallel: iterations on OpenMP threads (identical results for any thread count)
         sf_hi = (S_n0 + blk_rows - 1) // blk_rows
         sf_nt = sf_max_threads()
@@ -254,9 +257,9 @@ cdef void _run_body(
             r1 = S_n0 if S_n0 - r0 < blk_rows else r0 + blk_rows
             blk_lim32 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
             blk_bad32 = 0
-            for t_2 in range(in_a0_pos1[r0], in_a0_pos1[r1]):
+            for t_2 in range(in_a0_pos1[r0], in_a0_pos1[r0] if long_rows else in_a0_pos1[r1]):
                 blk_bad32 = blk_bad32 | (<uint32_t>in_a0_crd1[t_2] >= blk_lim32)
-            if not blk_bad32:
+            if not long_rows and not blk_bad32:
                 for i0 in range(r0, r1):
                     q0 = i0
                     o0 = i0
@@ -304,7 +307,9 @@ cdef void _run_body(
             sf_c = sf_terr[sf_pick * 8 + 4]
         # piece 1: entries of a1 (csr) in storage order -> output coordinates _i0 + n0
         # rows in blocks of about 2048 entries, each block's coordinates checked in one pass
+        # (rows of 32 entries or more on average: each row's, as it is read)
         blk_rows_2 = S_n2 // ((in_a1_pos1[S_n2] - in_a1_pos1[0]) // 2048 + 1) + 1
+        long_rows_2 = (in_a1_pos1[S_n2] - in_a1_pos1[0]) // 32 >= S_n2
         # parallel: iterations on OpenMP threads (identical results for any thread count)
         sf_hi = (S_n2 + blk_rows_2 - 1) // blk_rows_2
         sf_nt = sf_max_threads()
@@ -316,9 +321,9 @@ cdef void _run_body(
             r1_2 = S_n2 if S_n2 - r0_2 < blk_rows_2 else r0_2 + blk_rows_2
             blk_lim32_2 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
             blk_bad32_2 = 0
-            for t_4 in range(in_a1_pos1[r0_2], in_a1_pos1[r1_2]):
+            for t_4 in range(in_a1_pos1[r0_2], in_a1_pos1[r0_2] if long_rows_2 else in_a1_pos1[r1_2]):
                 blk_bad32_2 = blk_bad32_2 | (<uint32_t>in_a1_crd1[t_4] >= blk_lim32_2)
-            if not blk_bad32_2:
+            if not long_rows_2 and not blk_bad32_2:
                 for i0_3 in range(r0_2, r1_2):
                     q0_3 = i0_3
                     o0_3 = (i0_3 + S_n0)
