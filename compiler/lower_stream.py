@@ -45,7 +45,7 @@ from sparsefold.compiler.loops import (
 )
 from sparsefold.compiler.lowering import Lowering
 from sparsefold.compiler.outputs import AppendOut, Assembler, DenseOut
-from sparsefold.compiler.row_blocks import blocked_rows, blocks_apply
+from sparsefold.compiler.row_blocks import blocked_rows, blocks_apply, row_local
 from sparsefold.compiler.streams import StreamPiece
 from sparsefold.compiler.values import Values, convert, index, monoid_combine
 from sparsefold.spec import sizes as sz
@@ -159,7 +159,7 @@ def lower_pieces(low: Lowering, pieces: tuple[StreamPiece, ...], asm: Assembler,
             with b.block(f"piece {n}: entries of {piece.leaf.name} ({piece.leaf.format}) in "
                          f"storage order -> output coordinates "
                          f"{', '.join(map(str, piece.coords))}"):
-                if blocks_apply(piece, asm) and _row_local(piece):
+                if blocks_apply(piece, asm):
                     blocked_rows(low, piece, _rows_parallel(piece, low),
                                  lambda rows, checked, piece=piece:
                                  _piece_nest(low, piece, asm, values, rows, checked))
@@ -295,24 +295,8 @@ def _open_leaf_loops(low: Lowering, piece: StreamPiece, nest: _LoopNest, loops: 
 def _rows_parallel(piece: StreamPiece, low: Lowering) -> bool:
     """May the leaf's outer (full) loop run its iterations on several threads? When the
     output is dense (``low.rows_parallel``: the kernel asked for it) and its cells are
-    :func:`_row_local`."""
-    return low.rows_parallel and _row_local(piece)
-
-
-def _row_local(piece: StreamPiece) -> bool:
-    """Does a CSR/CSC leaf's row write output cells of its own? When one output coordinate
-    is the row's coordinate plus a constant: then two rows write cells that differ in that
-    coordinate, never the same cell, and each cell sees its entries in the order one thread
-    would add them (SpMV's row sums, a row reduction)."""
-    if piece.leaf.format.kinds != ("full", "pos"):
-        return False
-    var = sz.in_coord(piece.leaf.format.mode_order[0]).name
-    for c in piece.coords:
-        shift = sz.substitute(c, {var: 0})
-        if var not in sz.free_symbols(shift) and not coordinate_symbols(shift) and \
-                sz.definitely_equal(c, sz.add(sz.Sym(var), shift)):
-            return True
-    return False
+    ``row_blocks.row_local``."""
+    return low.rows_parallel and row_local(piece)
 
 
 def _is_zero(e: Expr) -> bool:

@@ -24,7 +24,7 @@ from sparsefold.compiler.streams import StreamPiece
 from sparsefold.compiler.values import index
 from sparsefold.spec import sizes as sz
 
-__all__ = ["BLOCK_ENTRIES", "LONG_ROWS", "blocks_apply", "blocked_rows"]
+__all__ = ["BLOCK_ENTRIES", "LONG_ROWS", "row_local", "blocks_apply", "blocked_rows"]
 
 # entries per block: their indices (8 KiB as int32) are still in L1 when the block's rows read
 # them. Measured on SpMV, 200000^2 with 10 entries per row, one thread: blocks of ~2600 and
@@ -36,15 +36,33 @@ BLOCK_ENTRIES = 2048
 LONG_ROWS = 32
 
 
+def row_local(piece: StreamPiece) -> bool:
+    """Does a CSR/CSC leaf's row write output cells of its own? When one output coordinate
+    is the row's coordinate plus a constant: then two rows write cells that differ in that
+    coordinate, never the same cell, and each cell sees its entries in the order one thread
+    would add them (SpMV's row sums, a row reduction)."""
+    from sparsefold.compiler.lower_stream import coordinate_symbols  # it imports this module
+    if piece.leaf.format.kinds != ("full", "pos"):
+        return False
+    var = sz.in_coord(piece.leaf.format.mode_order[0]).name
+    for c in piece.coords:
+        shift = sz.substitute(c, {var: 0})
+        if var not in sz.free_symbols(shift) and not coordinate_symbols(shift) and \
+                sz.definitely_equal(c, sz.add(sz.Sym(var), shift)):
+            return True
+    return False
+
+
 def blocks_apply(piece: StreamPiece, asm: Assembler) -> bool:
     """May the piece's rows be read in blocks? A CSR/CSC leaf read whole (no guard: every
     row is read, so a block's check reads no entry the loops would not), into a dense output
     (its cells are written by the same statements in either branch, with no state of its
-    own). The caller also asks that each row write cells of its own (SpMV, SpMM, row sums):
-    where each entry scatters into the output (dense @ sparse, CSC SpMV) blocks were measured
+    own), where each row writes cells of its own (:func:`row_local`: SpMV, SpMM, row sums).
+    Where each entry scatters into the output (dense @ sparse, CSC SpMV) blocks were measured
     slower than a check per row (0.82-0.93x on 0.3M-0.8M entries, one thread)."""
     return (type(asm) is DenseOut and asm.passes == 1 and not piece.leaf.format.is_dense
-            and piece.leaf.format.kinds == ("full", "pos") and not sz.conjuncts(piece.guard))
+            and piece.leaf.format.kinds == ("full", "pos") and not sz.conjuncts(piece.guard)
+            and row_local(piece))
 
 
 def blocked_rows(low: Lowering, piece: StreamPiece, parallel: bool,
