@@ -42,7 +42,7 @@ from sparsefold.compiler.values import index
 from sparsefold.spec.compute import Input
 
 __all__ = ["Sites", "read_coordinate", "copy_coordinates", "rows_first", "leaf_label",
-           "check_segment"]
+           "check_segment", "segment_bad"]
 
 _SAFE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -97,20 +97,17 @@ def read_coordinate(b: Builder, sites: Sites, leaf: Input, level_no: int, crd: A
                 (Raise(site, (var, size)), Assign(var, Lit("0", INT)))),)))
 
 
-def check_segment(b: Builder, sites: Sites, leaf: Input, level_no: int, crd: Array,
-                  start: Expr, end: Expr) -> Var:
-    """Every coordinate of ``crd[start:end]`` (a row) in range, tested in one vectorizable
-    pass before the loop that uses them: an OR of unsigned compares in the index array's own
-    width, against the axis size clamped to that width (every non-negative int32 is below a
-    size of 2**31 or more). When the flag is set the first bad coordinate is recorded (as
-    :func:`read_coordinate` would) and the caller skips the row: the call raises after the
-    loops anyway, and the loop that follows reads the row with no test per entry. Returns
-    the flag."""
+def segment_bad(b: Builder, leaf: Input, level_no: int, crd: Array, start: Expr, end: Expr,
+                prefix: str, t: Var | None = None) -> Var:
+    """A flag set when some coordinate of ``crd[start:end]`` is outside its axis: one
+    vectorizable pass, an OR of unsigned compares in the index array's own width against the
+    axis size clamped to that width (every non-negative int32 is below a size of 2**31 or
+    more). Records nothing: the caller finds and records the first bad coordinate."""
     bits = {"int32_t": 32, "int64_t": 64}[crd.ctype]
     unsigned = f"uint{bits}_t"
-    bad = b.fresh(f"row_bad{bits}", unsigned)
-    lim = b.fresh(f"row_lim{bits}", unsigned)
-    t = b.fresh("t")
+    bad = b.fresh(f"{prefix}_bad{bits}", unsigned)
+    lim = b.fresh(f"{prefix}_lim{bits}", unsigned)
+    t = t or b.fresh("t")
     size = axis_size(leaf, level_no)
     if bits == 32:
         b.assign(lim, cast(unsigned, Lit(f"({size.text} if {size.text} < "
@@ -121,6 +118,18 @@ def check_segment(b: Builder, sites: Sites, leaf: Input, level_no: int, crd: Arr
     b.assign(bad, Lit("0", unsigned))
     with b.loop(t, start, end):
         b.assign(bad, Bin("|", bad, Bin(">=", cast(unsigned, Load(crd, t)), lim)))
+    return bad
+
+
+def check_segment(b: Builder, sites: Sites, leaf: Input, level_no: int, crd: Array,
+                  start: Expr, end: Expr) -> Var:
+    """Every coordinate of ``crd[start:end]`` (a row) in range, tested in one vectorizable
+    pass before the loop that uses them (:func:`segment_bad`). When the flag is set the first
+    bad coordinate is recorded (as :func:`read_coordinate` would) and the caller skips the
+    row: the call raises after the loops anyway, and the loop that follows reads the row with
+    no test per entry. Returns the flag."""
+    t = b.fresh("t")
+    bad = segment_bad(b, leaf, level_no, crd, start, end, "row", t)
     with b.if_(bad):
         v = b.fresh("range_v")
         with b.loop(t, start, end):

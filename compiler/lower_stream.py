@@ -45,6 +45,7 @@ from sparsefold.compiler.loops import (
 )
 from sparsefold.compiler.lowering import Lowering
 from sparsefold.compiler.outputs import AppendOut, Assembler, DenseOut, ScatterOut
+from sparsefold.compiler.row_blocks import blocked_rows, blocks_apply, row_local
 from sparsefold.compiler.streams import StreamPiece
 from sparsefold.compiler.values import Values, convert, index, monoid_combine
 from sparsefold.spec import sizes as sz
@@ -163,49 +164,63 @@ def lower_pieces(low: Lowering, pieces: tuple[StreamPiece, ...], asm: Assembler,
             with b.block(f"piece {n}: entries of {piece.leaf.name} ({piece.leaf.format}) in "
                          f"storage order -> output coordinates "
                          f"{', '.join(map(str, piece.coords))}"):
-                rows, block = None, None
                 if chunks is not None:  # ScatterOut.split_rows: a block of rows per thread
                     asm.chunk = b.fresh("chunk")
-                    block = b.loop(asm.chunk, 0, chunks, parallel=True, team=chunks)
-                    block.__enter__()
-                    size = index(piece.leaf.shape[piece.leaf.format.mode_order[0]])
-                    rows = (Bin("//", Bin("*", asm.chunk, size), chunks),
-                            Bin("//", Bin("*", asm.chunk + 1, size), chunks))
-                nest = _LoopNest(low, piece)
-                loops = _Loops()
-                nest.place()
-                register = _Register(low, asm) if _register_applies(piece, asm) else None
-                value = _open_leaf_loops(low, piece, nest, loops, register,
-                                         checked=pass_no > 0, rows=rows)
-                if piece.free and not isinstance(value, Var):  # read once, not per copy
-                    held = b.fresh("x", ctype(piece.leaf.dtype))
-                    b.assign(held, value)
-                    value = held
-                for name, size in piece.free:
-                    var = b.fresh(name.lstrip("_"))
-                    loops.open(b.loop(var, 0, index(size, nest.env)))
-                    nest.in_loop = True
-                    nest.bind(name, var)
-                if nest.guards:
-                    raise AssertionError(f"unplaced guards {nest.guards}")
-                v = value
-                if asm.needs_value:
-                    for layer in piece.layers:
-                        coords = tuple(index(c, nest.env) for c in layer.coords)
-                        v = values.map_with(layer.node, {layer.driver: v}, coords)
-                if register is not None:
-                    register.add(v)
-                    register.finish(loops, tuple(nest.coord_vars))
+                    with b.loop(asm.chunk, 0, chunks, parallel=True, team=chunks):
+                        size = index(piece.leaf.shape[piece.leaf.format.mode_order[0]])
+                        rows = (Bin("//", Bin("*", asm.chunk, size), chunks),
+                                Bin("//", Bin("*", asm.chunk + 1, size), chunks))
+                        _piece_nest(low, piece, asm, values, rows, checked=pass_no > 0)
+                elif blocks_apply(piece, asm):
+                    blocked_rows(low, piece, _rows_parallel(piece, low),
+                                 lambda rows, checked, piece=piece:
+                                 _piece_nest(low, piece, asm, values, rows, checked))
                 else:
-                    asm.emit(low, tuple(nest.coord_vars), v)
-                loops.close()
-                for cm in reversed(nest.opened):
-                    cm.__exit__(None, None, None)
-                if block is not None:
-                    block.__exit__(None, None, None)
+                    _piece_nest(low, piece, asm, values, checked=pass_no > 0)
         if again is not None:
             again.__exit__(None, None, None)
 
+
+def _piece_nest(low: Lowering, piece: StreamPiece, asm: Assembler, values: Values,
+                rows: tuple[Expr, Expr] | None = None, rows_checked: bool = True,
+                checked: bool = False) -> None:
+    """The loop nest of one piece, each entry handed to ``asm``. ``rows``: the outer
+    level's loop runs over these rows only (one block of ``row_blocks.blocked_rows``, or
+    of ``ScatterOut.split_rows``); ``rows_checked`` False: the block's coordinates were all
+    found in range, so the rows are read with no test; ``checked``: an earlier pass of the
+    same loops checked every coordinate read here, and this one runs only if none failed,
+    so no coordinate is tested."""
+    b = low.b
+    nest = _LoopNest(low, piece)
+    loops = _Loops()
+    nest.place()
+    register = _Register(low, asm) if _register_applies(piece, asm) else None
+    value = _open_leaf_loops(low, piece, nest, loops, register, rows, rows_checked,
+                             checked)
+    if piece.free and not isinstance(value, Var):  # read once, not per copy
+        held = b.fresh("x", ctype(piece.leaf.dtype))
+        b.assign(held, value)
+        value = held
+    for name, size in piece.free:
+        var = b.fresh(name.lstrip("_"))
+        loops.open(b.loop(var, 0, index(size, nest.env)))
+        nest.in_loop = True
+        nest.bind(name, var)
+    if nest.guards:
+        raise AssertionError(f"unplaced guards {nest.guards}")
+    v = value
+    if asm.needs_value:
+        for layer in piece.layers:
+            coords = tuple(index(c, nest.env) for c in layer.coords)
+            v = values.map_with(layer.node, {layer.driver: v}, coords)
+    if register is not None:
+        register.add(v)
+        register.finish(loops, tuple(nest.coord_vars))
+    else:
+        asm.emit(low, tuple(nest.coord_vars), v)
+    loops.close()
+    for cm in reversed(nest.opened):
+        cm.__exit__(None, None, None)
 
 
 def _innermost_level(piece: StreamPiece) -> int | None:
@@ -231,13 +246,11 @@ def _register_applies(piece: StreamPiece, asm) -> bool:
 
 
 def _open_leaf_loops(low: Lowering, piece: StreamPiece, nest: _LoopNest, loops: _Loops,
-                     register: _Register | None = None, checked: bool = False,
-                     rows: tuple[Expr, Expr] | None = None) -> Expr:
+                     register: _Register | None = None, rows: tuple[Expr, Expr] | None = None,
+                     rows_checked: bool = True, checked: bool = False) -> Expr:
     """Open the loops over a leaf's stored entries; return its value at the innermost. A
-    ``register`` starts right before the innermost loop opens. ``checked``: an earlier pass
-    of the same loops checked every coordinate read here, and this one runs only if none
-    failed, so the coordinates are read without a test. ``rows``: the range of the outer
-    (full) level's loop, when not all of it (a block of rows)."""
+    ``register`` starts right before the innermost loop opens. ``rows``, ``rows_checked``,
+    ``checked``: see :func:`_piece_nest`."""
     b, leaf = low.b, piece.leaf
     names = sz.in_coords(leaf.ndim)
     if leaf.format.is_dense:
@@ -265,14 +278,19 @@ def _open_leaf_loops(low: Lowering, piece: StreamPiece, nest: _LoopNest, loops: 
         pos = b.fresh(f"q{li}")
         if level.full:
             size = index(leaf.shape[mode])
-            lo, hi = rows if rows is not None and li == 0 else (0, size)
-            loops.open(b.loop(coord, lo, hi, parallel=li == 0 and _rows_parallel(piece, low)))
+            if li == 0 and rows is not None:
+                loops.open(b.loop(coord, rows[0], rows[1]))
+            else:
+                loops.open(b.loop(coord, 0, size,
+                                  parallel=li == 0 and _rows_parallel(piece, low)))
             nest.in_loop = True
             b.assign(pos, coord if _is_zero(parent) else Bin("+", Bin("*", parent, size), coord))
         elif level.has_pos:
             p = arrays.pos[li]
-            row_checked = li > 0 or checked  # a row: checked up front (or by a pass before)
-            if row_checked and not checked:
+            in_block = li == 1 and rows is not None
+            # a segment under a parent (a row): checked up front, with its row or its block
+            row_checked = li > 0 and not (in_block and not rows_checked) and not checked
+            if row_checked:
                 bad = check_segment(b, low.sites, leaf, li, arrays.crd[li], Load(p, parent),
                                     Load(p, parent + 1))
                 loops.open(b.if_(Not(bad)))
@@ -280,7 +298,7 @@ def _open_leaf_loops(low: Lowering, piece: StreamPiece, nest: _LoopNest, loops: 
                 register.start(loops)
             loops.open(b.loop(pos, Load(p, parent), Load(p, parent + 1)))
             nest.in_loop = True
-            if row_checked:
+            if li > 0 or checked:
                 b.assign(coord, Load(arrays.crd[li], pos))
             else:
                 read_coordinate(b, low.sites, leaf, li, arrays.crd[li], pos, coord)
@@ -297,19 +315,9 @@ def _open_leaf_loops(low: Lowering, piece: StreamPiece, nest: _LoopNest, loops: 
 
 def _rows_parallel(piece: StreamPiece, low: Lowering) -> bool:
     """May the leaf's outer (full) loop run its iterations on several threads? When the
-    output is dense (``low.rows_parallel``: the kernel asked for it) and one output
-    coordinate is the loop's coordinate plus a constant: then two iterations write cells
-    that differ in that coordinate, never the same cell, and each cell sees its entries in
-    the order one thread would add them (SpMV's row sums, a row reduction)."""
-    if not low.rows_parallel or piece.leaf.format.kinds != ("full", "pos"):
-        return False
-    var = sz.in_coord(piece.leaf.format.mode_order[0]).name
-    for c in piece.coords:
-        shift = sz.substitute(c, {var: 0})
-        if var not in sz.free_symbols(shift) and not coordinate_symbols(shift) and \
-                sz.definitely_equal(c, sz.add(sz.Sym(var), shift)):
-            return True
-    return False
+    output is dense (``low.rows_parallel``: the kernel asked for it) and its cells are
+    ``row_blocks.row_local``."""
+    return low.rows_parallel and row_local(piece)
 
 
 def _is_zero(e: Expr) -> bool:

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: stream -> dense
-# sparsefold compiler 0.2.0; source hash f90f6b7c389fe4af
+# sparsefold compiler 0.2.0; source hash da74eb8a2b889185
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -207,10 +207,13 @@ cdef void _run_body(
         float_restrict in_a2_val,
         int64_t* sf_ret,
 ) noexcept nogil:
-    cdef float acc, acc_2, v, v_2
-    cdef int64_t i0, i0_2, i1, i1_2, o0, o0_2, pos_bad, q0, q0_2, q1, q1_2, range_v, range_v_2
-    cdef int64_t sf_a, sf_b, sf_bad, sf_c, t, t_2, t_3
-    cdef uint32_t row_bad32, row_bad32_2, row_lim32, row_lim32_2
+    cdef bint long_rows, long_rows_2
+    cdef float acc, acc_2, acc_3, acc_4, v, v_2, v_3, v_4
+    cdef int64_t blk, blk_2, blk_rows, blk_rows_2, i0, i0_2, i0_3, i0_4, i1, i1_2, i1_3, i1_4, o0
+    cdef int64_t o0_2, o0_3, o0_4, pos_bad, q0, q0_2, q0_3, q0_4, q1, q1_2, q1_3, q1_4, r0, r0_2
+    cdef int64_t r1, r1_2, range_v, range_v_2, sf_a, sf_b, sf_bad, sf_c, t, t_2, t_3, t_4, t_5
+    cdef uint32_t blk_bad32, blk_bad32_2, blk_lim32, blk_lim32_2, row_bad32, row_bad32_2
+    cdef uint32_t row_lim32, row_lim32_2
     cdef int sf_nt, sf_t, sf_pick, sf_tid
     cdef int64_t sf_lo, sf_hi
     cdef int64_t sf_terr[512]
@@ -243,37 +246,59 @@ cdef void _run_body(
                 break
     if sf_bad == 0:
         # piece 0: entries of a0 (csr) in storage order -> output coordinates _i0
+        # rows in blocks of about 2048 entries, each block's coordinates checked in one pass
+        # (rows of 32 entries or more on average: each row's, as it is read)
+        blk_rows = S_n0 // ((in_a0_pos1[S_n0] - in_a0_pos1[0]) // 2048 + 1) + 1
+        long_rows = (in_a0_pos1[S_n0] - in_a0_pos1[0]) // 32 >= S_n0
         # parallel: iterations on OpenMP threads (identical results for any thread count)
-        sf_hi = S_n0
+        sf_hi = (S_n0 + blk_rows - 1) // blk_rows
         sf_nt = sf_max_threads()
         for sf_t in range(sf_nt * 8):
             sf_terr[sf_t] = 0
-        for i0 in prange(sf_hi, num_threads=sf_nt, schedule='static'):
+        for blk in prange(sf_hi, num_threads=sf_nt, schedule='static'):
             sf_tid = threadid()
-            q0 = i0
-            o0 = i0
-            row_lim32 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
-            row_bad32 = 0
-            for t_2 in range(in_a0_pos1[q0], in_a0_pos1[q0 + 1]):
-                row_bad32 = row_bad32 | (<uint32_t>in_a0_crd1[t_2] >= row_lim32)
-            if row_bad32:
-                for t_2 in range(in_a0_pos1[q0], in_a0_pos1[q0 + 1]):
-                    range_v = in_a0_crd1[t_2]
-                    if <uint64_t>range_v >= <uint64_t>S_n1:
-                        if sf_terr[sf_tid * 8] == 0:
-                            sf_terr[sf_tid * 8] = 3
-                            sf_terr[sf_tid * 8 + 1] = i0
-                            sf_terr[sf_tid * 8 + 2] = range_v
-                            sf_terr[sf_tid * 8 + 3] = S_n1
-                            sf_terr[sf_tid * 8 + 4] = 0
-                        range_v = 0
-            if not row_bad32:
-                acc = (<float>0.0)
-                for q1 in range(in_a0_pos1[q0], in_a0_pos1[q0 + 1]):
-                    i1 = in_a0_crd1[q1]
-                    v = <float>(in_a0_val[q1] * in_a2_val[i1])
-                    acc = <float>(acc + v)
-                out_val[o0] = <float>(out_val[o0] + acc)
+            r0 = blk * blk_rows
+            r1 = S_n0 if S_n0 - r0 < blk_rows else r0 + blk_rows
+            blk_lim32 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
+            blk_bad32 = 0
+            for t_2 in range(in_a0_pos1[r0], in_a0_pos1[r0] if long_rows else in_a0_pos1[r1]):
+                blk_bad32 = blk_bad32 | (<uint32_t>in_a0_crd1[t_2] >= blk_lim32)
+            if not long_rows and not blk_bad32:
+                for i0 in range(r0, r1):
+                    q0 = i0
+                    o0 = i0
+                    acc = (<float>0.0)
+                    for q1 in range(in_a0_pos1[q0], in_a0_pos1[q0 + 1]):
+                        i1 = in_a0_crd1[q1]
+                        v = <float>(in_a0_val[q1] * in_a2_val[i1])
+                        acc = <float>(acc + v)
+                    out_val[o0] = <float>(out_val[o0] + acc)
+            else:
+                for i0_2 in range(r0, r1):
+                    q0_2 = i0_2
+                    o0_2 = i0_2
+                    row_lim32 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
+                    row_bad32 = 0
+                    for t_3 in range(in_a0_pos1[q0_2], in_a0_pos1[q0_2 + 1]):
+                        row_bad32 = row_bad32 | (<uint32_t>in_a0_crd1[t_3] >= row_lim32)
+                    if row_bad32:
+                        for t_3 in range(in_a0_pos1[q0_2], in_a0_pos1[q0_2 + 1]):
+                            range_v = in_a0_crd1[t_3]
+                            if <uint64_t>range_v >= <uint64_t>S_n1:
+                                if sf_terr[sf_tid * 8] == 0:
+                                    sf_terr[sf_tid * 8] = 3
+                                    sf_terr[sf_tid * 8 + 1] = blk
+                                    sf_terr[sf_tid * 8 + 2] = range_v
+                                    sf_terr[sf_tid * 8 + 3] = S_n1
+                                    sf_terr[sf_tid * 8 + 4] = 0
+                                range_v = 0
+                    if not row_bad32:
+                        acc_2 = (<float>0.0)
+                        for q1_2 in range(in_a0_pos1[q0_2], in_a0_pos1[q0_2 + 1]):
+                            i1_2 = in_a0_crd1[q1_2]
+                            v_2 = <float>(in_a0_val[q1_2] * in_a2_val[i1_2])
+                            acc_2 = <float>(acc_2 + v_2)
+                        out_val[o0_2] = <float>(out_val[o0_2] + acc_2)
         sf_pick = -1
         for sf_t in range(sf_nt):
             if sf_terr[sf_t * 8] != 0:
@@ -285,37 +310,59 @@ cdef void _run_body(
             sf_b = sf_terr[sf_pick * 8 + 3]
             sf_c = sf_terr[sf_pick * 8 + 4]
         # piece 1: entries of a1 (csr) in storage order -> output coordinates _i0 + n0
+        # rows in blocks of about 2048 entries, each block's coordinates checked in one pass
+        # (rows of 32 entries or more on average: each row's, as it is read)
+        blk_rows_2 = S_n2 // ((in_a1_pos1[S_n2] - in_a1_pos1[0]) // 2048 + 1) + 1
+        long_rows_2 = (in_a1_pos1[S_n2] - in_a1_pos1[0]) // 32 >= S_n2
         # parallel: iterations on OpenMP threads (identical results for any thread count)
-        sf_hi = S_n2
+        sf_hi = (S_n2 + blk_rows_2 - 1) // blk_rows_2
         sf_nt = sf_max_threads()
         for sf_t in range(sf_nt * 8):
             sf_terr[sf_t] = 0
-        for i0_2 in prange(sf_hi, num_threads=sf_nt, schedule='static'):
+        for blk_2 in prange(sf_hi, num_threads=sf_nt, schedule='static'):
             sf_tid = threadid()
-            q0_2 = i0_2
-            o0_2 = (i0_2 + S_n0)
-            row_lim32_2 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
-            row_bad32_2 = 0
-            for t_3 in range(in_a1_pos1[q0_2], in_a1_pos1[q0_2 + 1]):
-                row_bad32_2 = row_bad32_2 | (<uint32_t>in_a1_crd1[t_3] >= row_lim32_2)
-            if row_bad32_2:
-                for t_3 in range(in_a1_pos1[q0_2], in_a1_pos1[q0_2 + 1]):
-                    range_v_2 = in_a1_crd1[t_3]
-                    if <uint64_t>range_v_2 >= <uint64_t>S_n1:
-                        if sf_terr[sf_tid * 8] == 0:
-                            sf_terr[sf_tid * 8] = 4
-                            sf_terr[sf_tid * 8 + 1] = i0_2
-                            sf_terr[sf_tid * 8 + 2] = range_v_2
-                            sf_terr[sf_tid * 8 + 3] = S_n1
-                            sf_terr[sf_tid * 8 + 4] = 0
-                        range_v_2 = 0
-            if not row_bad32_2:
-                acc_2 = (<float>0.0)
-                for q1_2 in range(in_a1_pos1[q0_2], in_a1_pos1[q0_2 + 1]):
-                    i1_2 = in_a1_crd1[q1_2]
-                    v_2 = <float>(in_a1_val[q1_2] * in_a2_val[i1_2])
-                    acc_2 = <float>(acc_2 + v_2)
-                out_val[o0_2] = <float>(out_val[o0_2] + acc_2)
+            r0_2 = blk_2 * blk_rows_2
+            r1_2 = S_n2 if S_n2 - r0_2 < blk_rows_2 else r0_2 + blk_rows_2
+            blk_lim32_2 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
+            blk_bad32_2 = 0
+            for t_4 in range(in_a1_pos1[r0_2], in_a1_pos1[r0_2] if long_rows_2 else in_a1_pos1[r1_2]):
+                blk_bad32_2 = blk_bad32_2 | (<uint32_t>in_a1_crd1[t_4] >= blk_lim32_2)
+            if not long_rows_2 and not blk_bad32_2:
+                for i0_3 in range(r0_2, r1_2):
+                    q0_3 = i0_3
+                    o0_3 = (i0_3 + S_n0)
+                    acc_3 = (<float>0.0)
+                    for q1_3 in range(in_a1_pos1[q0_3], in_a1_pos1[q0_3 + 1]):
+                        i1_3 = in_a1_crd1[q1_3]
+                        v_3 = <float>(in_a1_val[q1_3] * in_a2_val[i1_3])
+                        acc_3 = <float>(acc_3 + v_3)
+                    out_val[o0_3] = <float>(out_val[o0_3] + acc_3)
+            else:
+                for i0_4 in range(r0_2, r1_2):
+                    q0_4 = i0_4
+                    o0_4 = (i0_4 + S_n0)
+                    row_lim32_2 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
+                    row_bad32_2 = 0
+                    for t_5 in range(in_a1_pos1[q0_4], in_a1_pos1[q0_4 + 1]):
+                        row_bad32_2 = row_bad32_2 | (<uint32_t>in_a1_crd1[t_5] >= row_lim32_2)
+                    if row_bad32_2:
+                        for t_5 in range(in_a1_pos1[q0_4], in_a1_pos1[q0_4 + 1]):
+                            range_v_2 = in_a1_crd1[t_5]
+                            if <uint64_t>range_v_2 >= <uint64_t>S_n1:
+                                if sf_terr[sf_tid * 8] == 0:
+                                    sf_terr[sf_tid * 8] = 4
+                                    sf_terr[sf_tid * 8 + 1] = blk_2
+                                    sf_terr[sf_tid * 8 + 2] = range_v_2
+                                    sf_terr[sf_tid * 8 + 3] = S_n1
+                                    sf_terr[sf_tid * 8 + 4] = 0
+                                range_v_2 = 0
+                    if not row_bad32_2:
+                        acc_4 = (<float>0.0)
+                        for q1_4 in range(in_a1_pos1[q0_4], in_a1_pos1[q0_4 + 1]):
+                            i1_4 = in_a1_crd1[q1_4]
+                            v_4 = <float>(in_a1_val[q1_4] * in_a2_val[i1_4])
+                            acc_4 = <float>(acc_4 + v_4)
+                        out_val[o0_4] = <float>(out_val[o0_4] + acc_4)
         sf_pick = -1
         for sf_t in range(sf_nt):
             if sf_terr[sf_t * 8] != 0:
