@@ -12,7 +12,7 @@ of order) an entry of a row the loop visits would be left behind or stepped over
 remembers the last row it visited, and an entry at or below it, found where the loop steps
 over rows or left after the loop, is reported ("order"), so no entry is dropped silently.
 
-**A compressed leaf copied whole into COO** (``lower_stream.lower_bulk``): its row
+**A compressed leaf copied whole into COO** (``lower_bulk.lower_bulk``): its row
 coordinates expanded from ``pos`` (:func:`expand_rows`).
 """
 

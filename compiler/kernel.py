@@ -26,6 +26,7 @@ from sparsefold.compiler.bounds import MapChecked, rows_first
 from sparsefold.compiler.emit import render_module
 from sparsefold.compiler.fastcall import FAST_HELPERS, fast_entry
 from sparsefold.compiler.loops import Bin, Lit
+from sparsefold.compiler.lower_bulk import lower_bulk
 from sparsefold.compiler.lower_coiter import lower_coiter
 from sparsefold.compiler.lower_contract import (
     TEAM,
@@ -36,7 +37,6 @@ from sparsefold.compiler.lower_contract import (
 )
 from sparsefold.compiler.lower_dense import lower_dense
 from sparsefold.compiler.lower_stream import (
-    lower_bulk,
     lower_pieces,
     lower_row_count,
     lower_rows,

@@ -27,7 +27,8 @@ from itertools import permutations
 from sparsefold.compiler import contract
 from sparsefold.compiler.coo_rows import coo_run_leaf
 from sparsefold.compiler.lattice import build as build_lattice
-from sparsefold.compiler.lower_stream import bulk_shifts, row_loop_applies
+from sparsefold.compiler.lower_bulk import bulk_shifts
+from sparsefold.compiler.lower_stream import row_loop_applies
 from sparsefold.compiler.order import prune_guards, stream_is_ordered, stream_is_row_ordered
 from sparsefold.compiler.outputs import appendable
 from sparsefold.compiler.plans import CoiterPlan, DensePlan, Operand, Plan, Reduction, StreamPlan
