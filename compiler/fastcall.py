@@ -18,7 +18,9 @@ O(rows) and O(nnz) checks run inside the kernel body, as on the checked path.
 Size arithmetic is done in int64 only when it provably cannot overflow: each expression's
 magnitude is bounded as ``2**(a*B + c)`` when every bound size is below ``2**B``
 (:func:`_bits`), ``B`` is chosen so every bound stays under ``2**62``, and the fast entry
-checks the sizes against ``2**B`` first.
+checks the sizes against ``2**B`` first. Floor division and modulo (strided slices:
+``(n0 + 1) // 2``) take Python's meaning through small C helpers, after a check that every
+divisor is at least 1 (else ``None``: the checked path raises on a zero divisor).
 """
 
 from __future__ import annotations
@@ -83,13 +85,27 @@ class _Unsupported(Exception):
     pass
 
 
+# The C reading of sizes with Python's floor division and modulo: the module is compiled with
+# ``cdivision`` (C truncates toward zero), and intermediates such as ``e - s`` of a slice with
+# a negative step can be negative. The helpers (``fastcall_pyx``) are exact for a divisor >= 1;
+# the entry checks every divisor first (:meth:`_Entry.guard_divisions`) and otherwise returns
+# None, so the checked path meets a zero or negative divisor and decides.
+_C_FLOOR = sz.C | {"floordiv": lambda a, b: f"_sf_floordiv({a}, {b})",
+                   "mod": lambda a, b: f"_sf_mod({a}, {b})"}
+
+
 def _c(e: sz.Expr) -> str:
-    """C text of a size expression. One with a division is left to the checked path: C's
-    division by a size that is 0 at run time would stop the process, where Python's raises
-    (and the language guarantees a divisor >= 1 only where a precondition says so)."""
-    if _divides(e):
-        raise _Unsupported
-    return sz.to_c(e, size_var)
+    """C text of a size expression whose divisors the entry has checked to be >= 1."""
+    return sz.read(e, _C_FLOOR, lambda x: sz.to_c(x, size_var))
+
+
+def _divisors(e: sz.Expr, found: dict[sz.Expr, None]) -> None:
+    """The divisors of ``e``'s divisions, each after the divisors inside it."""
+    if isinstance(e, sz.Op):
+        for a in e.args:
+            _divisors(a, found)
+        if e.op in ("floordiv", "mod"):
+            found.setdefault(e.args[1], None)
 
 
 def _increasing(crds: list[str], t: str) -> str:
@@ -99,12 +115,6 @@ def _increasing(crds: list[str], t: str) -> str:
         return f"{head}[{t} - 1] < {head}[{t}]"
     return (f"{head}[{t} - 1] < {head}[{t}] or ({head}[{t} - 1] == {head}[{t}] and "
             f"({_increasing(rest, t)}))")
-
-
-def _divides(e: sz.Expr) -> bool:
-    if isinstance(e, sz.Op):
-        return e.op in ("floordiv", "mod") or any(_divides(a) for a in e.args)
-    return False
 
 
 # --- the entry ------------------------------------------------------------------------------
@@ -312,12 +322,25 @@ class _Entry:
                 raise _Unsupported
         for s in sorted(self.bound):
             self.fail(f"{size_var(s)} >= {1 << bound}")
+        reduced = [node.extent() for node in self.stage._empty_reductions]
+        self.guard_divisions(exprs + reduced)
         for r in self.requires:
             self.fail(f"not ({_c(r)})")
+        for extent in reduced:  # max/min over nothing: the checked path raises
+            self.fail(f"({_c(extent)}) == 0")
+
+    def guard_divisions(self, exprs) -> None:
+        """``return None`` unless every divisor in ``exprs`` is >= 1 (the checked path
+        raises on 0, and floors with a negative divisor, which the helpers do not do):
+        innermost first, so a divisor's own divisions are checked before it is computed."""
+        divisors: dict[sz.Expr, None] = {}
         for e in exprs:
-            _c(e)  # no division anywhere the checked path evaluates sizes
-        for node in self.stage._empty_reductions:  # max/min over nothing: the checked path
-            self.fail(f"({_c(node.extent())}) == 0")  # raises
+            _divisors(e, divisors)
+        for d in divisors:
+            if not isinstance(d, sz.Const):
+                self.fail(f"({_c(d)}) < 1")
+            elif d.value < 1:
+                raise _Unsupported  # a negative constant step: left to the checked path
 
     def finite(self) -> None:
         for inp in self.stage.plan.finite:

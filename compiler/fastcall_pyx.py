@@ -1,4 +1,5 @@
-"""The Cython helpers every fast entry (``fastcall.py``) uses, as module-level text: buffer
+"""The Cython helpers every fast entry (``fastcall.py``) uses, as module-level text: floor
+division and modulo of sizes (Python's meaning, under the module's ``cdivision``), buffer
 reads of NumPy arrays, a scipy shape read, the memory limit without Python's ``os.environ``,
 and result containers built as ``storage.results`` builds them.
 
@@ -27,6 +28,23 @@ from sparsefold.compiler.fastcall_runtime import (
     CSR as _SF_CSR, CSR_DICT as _SF_CSR_DICT, EMPTY as _SF_EMPTY, NDARRAY as _SF_NDARRAY,
     PHYSICAL as _SF_PHYSICAL, ZEROS as _SF_ZEROS, compressed_array as _sf_compressed_array,
     coo_array as _sf_coo_array, memory_limit as _sf_memory_limit_checked)
+
+
+cdef inline int64_t _sf_floordiv(int64_t a, int64_t b) noexcept nogil:
+    # Python's a // b for b >= 1 (the fast entry checks divisors first); the module's
+    # cdivision truncates toward zero, which differs for a negative a
+    cdef int64_t q = a / b
+    if q * b != a and a < 0:
+        q -= 1
+    return q
+
+
+cdef inline int64_t _sf_mod(int64_t a, int64_t b) noexcept nogil:
+    # Python's a % b for b >= 1: in [0, b)
+    cdef int64_t r = a % b
+    if r < 0:
+        r += b
+    return r
 
 
 cdef object _sf_compressed(object cls, dict layout, object data, object indices,

@@ -66,6 +66,23 @@ from sparsefold.compiler.fastcall_runtime import (
     coo_array as _sf_coo_array, memory_limit as _sf_memory_limit_checked)
 
 
+cdef inline int64_t _sf_floordiv(int64_t a, int64_t b) noexcept nogil:
+    # Python's a // b for b >= 1 (the fast entry checks divisors first); the module's
+    # cdivision truncates toward zero, which differs for a negative a
+    cdef int64_t q = a / b
+    if q * b != a and a < 0:
+        q -= 1
+    return q
+
+
+cdef inline int64_t _sf_mod(int64_t a, int64_t b) noexcept nogil:
+    # Python's a % b for b >= 1: in [0, b)
+    cdef int64_t r = a % b
+    if r < 0:
+        r += b
+    return r
+
+
 cdef object _sf_compressed(object cls, dict layout, object data, object indices,
                            object indptr, tuple shape):
     # A scipy CSR/CSC result, the object storage.results._compressed_array builds
