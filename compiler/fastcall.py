@@ -431,6 +431,7 @@ class _Entry:
         total = " + ".join(f"<double>({n}) * {size}" for n, _, _, size in parts.values())
         self.fail(f"{total} > <double>{limit}")
         self.objects = {part: f"o_{part}" for part in parts}
+        self.out_dtypes = {part: (dtc, size) for part, (_, dtc, _, size) in parts.items()}
         self._allocate([f"o_{part} = _SF_EMPTY({n}, {dtc})"
                         for part, (n, dtc, _, _) in parts.items()])
         for part, (_, _, ctp, _) in parts.items():
@@ -490,8 +491,8 @@ class _Entry:
         self.line("cdef int64_t n = sf_ret[0]")
         trim = [p for p in self.objects if p.startswith("crd") or p == "val"]
         for part in trim:
-            self.line(f"if len(o_{part}) > n:")
-            self.line(f"o_{part}.resize(n, refcheck=False)", 2)
+            dt, item = self.out_dtypes[part]
+            self.line(f"o_{part} = _sf_trim(o_{part}, n, {dt}, {item})")
         kind = stage.fmt.name if stage.fmt.name in ("csr", "csc") else "coo"
         if kind in ("csr", "csc") and stage.program.ndim == 2 and "pos1" in self.objects:
             cls = "_sp.csr_array" if kind == "csr" else "_sp.csc_array"

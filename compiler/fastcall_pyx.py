@@ -70,6 +70,22 @@ cdef object _sf_coo(dict layout, object data, tuple coords, tuple shape):
     return out
 
 
+cdef object _sf_trim(object array, int64_t n, object dtype, Py_ssize_t itemsize):
+    # The first n entries of an output buffer only this call references, as kernel.trim
+    # gives them: a large one shrunk in place (realloc); a small one copied into an exact
+    # new array instead, since NumPy's resize costs about 1 us a call (keyword parsing), an
+    # allocation and a copy of at most 4 KiB a third of that
+    if len(array) <= n:
+        return array
+    if n * itemsize > 4096:
+        array.resize(n, refcheck=False)
+        return array
+    out = _SF_EMPTY(n, dtype)
+    if n:
+        memcpy(_sf_out(out), _sf_out(array), n * itemsize)
+    return out
+
+
 cdef int64_t _sf_memory_limit():
     # kernel.memory_limit(), without reading os.environ in Python when the variable is unset
     cdef const char* configured = getenv(b"SPARSEFOLD_MEMORY_LIMIT")

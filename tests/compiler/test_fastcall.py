@@ -379,3 +379,20 @@ def test_a_divisor_that_is_not_positive_at_run_time_is_left_to_the_checked_path(
     assert kernel.final.fast(x, narrower) is None  # 1 // -1 == -1 >= -9: the checked path
     np.testing.assert_array_equal(kernel({"a0": x, "a1": narrower}).toarray(),
                                   sp.hstack([x, narrower]).toarray())
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (200, 200)])
+def test_a_result_is_trimmed_to_its_entries_as_on_the_checked_path(shape):
+    # a union's outputs are sized for every operand's entries and trimmed after the run:
+    # a small one by copying into an exact array, a large one (over 4 KiB) in place
+    f = sf.jit(lambda a, b, c: a + b + c)
+    args = tuple(_csr(seed, shape) for seed in (1, 2, 3))
+    f(*args)
+    fast = _kernel(f).final.fast(*args)
+    assert fast is not None
+    capacity = sum(a.nnz for a in args)
+    assert fast.nnz < capacity, "the test needs a result smaller than its capacity"
+    for arr in (fast.data, fast.indices):
+        assert arr.shape == (fast.nnz,) and arr.flags.owndata and arr.flags.c_contiguous
+    _same(fast, _checked(f, args))
+    np.testing.assert_array_equal(fast.toarray(), sum(a.toarray() for a in args))
