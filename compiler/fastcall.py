@@ -359,10 +359,15 @@ class _Entry:
                 count = _c(sz.product(inp.shape)) if inp.ndim else "1"
             else:
                 count = self.nnz[inp.name]
-            self.line(f"{bad} = 0")
-            self.line("with nogil:")  # O(entries) passes run without the GIL, as kernels do
-            self.line(f"for {t} in range({count}):", 2)
-            self.line(f"{bad} = {bad} | ({ptr}[{t}] - {ptr}[{t}] != 0)", 3)
+            width = np.dtype(inp.dtype).itemsize if np.dtype(inp.dtype).kind == "f" else 0
+            if width in (4, 8):  # O(entries) passes run without the GIL, as kernels do
+                self.line("with nogil:")
+                self.line(f"{bad} = _sf_nonfinite{8 * width}({ptr}, {count})", 2)
+            else:
+                self.line(f"{bad} = 0")
+                self.line("with nogil:")
+                self.line(f"for {t} in range({count}):", 2)
+                self.line(f"{bad} = {bad} | ({ptr}[{t}] - {ptr}[{t}] != 0)", 3)
             self.fail(bad)
 
     # --- outputs ----------------------------------------------------------------------
@@ -408,8 +413,15 @@ class _Entry:
         self.fail(f"{big}" if self.out_index == "int32" else f"not ({big})")
         if stage._rows_skipped:
             from sparsefold.compiler.kernel import _EXACT_CAPACITY_ABOVE
-            # the checked path counts first above this many entries (peak memory)
-            self.fail(f"{cap} > {_EXACT_CAPACITY_ABOVE}")
+            # a row loop that skips rows (a strided slice): above this many entries the
+            # checked path counts them first and sizes the outputs exactly (peak memory);
+            # the count cannot exceed the bound, so the index width above stands
+            count = self.functions[1] if len(self.functions) > 1 else None
+            if count is None or count.name != "count" or len(count.returns) != 1:
+                raise _Unsupported
+            self.line(f"if {cap} > {_EXACT_CAPACITY_ABOVE}:")
+            self._call(count, "sf_count", 2)
+            self.line(f"{cap} = max(0, min({cap}, sf_count[0]))", 2)
         ix = _dtype_const(np.dtype(self.out_index), self.consts)
         ixt = "int32_t" if self.out_index == "int32" else "int64_t"
         isz = 4 if self.out_index == "int32" else 8
@@ -453,8 +465,14 @@ class _Entry:
     # --- run and wrap -------------------------------------------------------------------
     def run(self) -> None:
         run = self.functions[0]
+        self.nret = len(run.returns)
+        self._call(run, "sf_ret", 1)
+
+    def _call(self, fn: Function, ret: str, depth: int) -> None:
+        """Call ``fn``'s body without the GIL on this entry's pointers and sizes, results in
+        ``ret``; a failed check raises as the module's ``def`` of ``fn`` raises."""
         args = []
-        for p in run.params:
+        for p in fn.params:
             src = p.source
             if src[0] == "size":
                 if src[1] not in self.bound:
@@ -465,16 +483,15 @@ class _Entry:
                             else self.pointers[src])
             else:
                 raise _Unsupported
-        nret = len(run.returns)
-        self.nret = nret
-        ret = self.var("sf_ret", f"int64_t[{nret + 4}]")
-        self.line(f"{ret}[{nret}] = 0")
-        self.line("with nogil:")
-        self.line(f"{body_name(run)}({', '.join(args + [ret])})", 2)
-        if run.checks:
-            self.line(f"if {ret}[{nret}]:")
+        nret = len(fn.returns)
+        self.var(ret, f"int64_t[{nret + 4}]")
+        self.line(f"{ret}[{nret}] = 0", depth)
+        self.line("with nogil:", depth)
+        self.line(f"{body_name(fn)}({', '.join(args + [ret])})", depth + 1)
+        if fn.checks:
+            self.line(f"if {ret}[{nret}]:", depth)
             self.line(f"_sf_fail({ret}[{nret}], {ret}[{nret + 1}], {ret}[{nret + 2}], "
-                      f"{ret}[{nret + 3}])", 2)
+                      f"{ret}[{nret + 3}])", depth + 1)
 
     def wrap(self) -> None:
         """The result ``StageKernel._finish`` would return (library "scipy"): the dense

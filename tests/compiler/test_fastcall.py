@@ -396,3 +396,50 @@ def test_a_result_is_trimmed_to_its_entries_as_on_the_checked_path(shape):
         assert arr.shape == (fast.nnz,) and arr.flags.owndata and arr.flags.c_contiguous
     _same(fast, _checked(f, args))
     np.testing.assert_array_equal(fast.toarray(), sum(a.toarray() for a in args))
+
+
+def test_a_large_strided_slice_is_counted_first_by_the_fast_entry():
+    # above kernel._EXACT_CAPACITY_ABOVE entries a slice's outputs are sized exactly by a
+    # counting pass (the checked path's too), so the result does not hold the input's size
+    from sparsefold.compiler.kernel import _EXACT_CAPACITY_ABOVE
+    fn = SLICES["paper_half"]
+    a = _csr(5, (400, 400))
+    assert a.nnz > _EXACT_CAPACITY_ABOVE
+    f = sf.jit(fn)
+    f(a)
+    fast = _kernel(f).final.fast(a)
+    assert fast is not None, "the fast entry declined a large strided slice"
+    assert fast.data.shape == fast.indices.shape == (fast.nnz,)
+    np.testing.assert_array_equal(fast.toarray(), fn(a).toarray())
+    _same(fast, _checked(f, (a,)))
+    small = _csr(6, (40, 40))  # below the threshold: no count, a trimmed bound
+    f = sf.jit(fn)
+    f(small)
+    _same(_kernel(f).final.fast(small), _checked(f, (small,)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("at", [0, 517, 999])
+def test_the_fast_entrys_finite_check_finds_every_non_finite_value(dtype, bad, at):
+    # the check reads the values' bits (exponent all ones) in a vectorized pass: a value in
+    # the vector body or in the remainder, of either width, in the dense or sparse operand
+    f = sf.jit(lambda a, x: a @ x)
+    a, x = _csr(1, (50, 1000), dtype=dtype), np.linspace(-3, 3, 1000).astype(dtype)
+    f(a, x)
+    fast = _kernel(f).final.fast
+    assert fast(a, x) is not None
+    y = x.copy()
+    y[at] = bad
+    assert fast(a, y) is None
+    g = sf.jit(lambda a, b: a * b)  # an intersection relies on both operands' values
+    b = _csr(2, (50, 1000), dtype=dtype)
+    g(a, b)
+    product = _kernel(g).final.fast
+    assert product(a, b) is not None
+    b.data[at] = bad
+    assert product(a, b) is None and product(b, a) is None
+    tiny = np.full(1000, np.finfo(dtype).tiny / 2, dtype)  # subnormals and the largest
+    tiny[1] = np.finfo(dtype).max                          # finite values are finite
+    tiny[2] = -np.finfo(dtype).max
+    assert fast(a, tiny) is not None
