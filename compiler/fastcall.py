@@ -417,11 +417,16 @@ class _Entry:
             # checked path counts them first and sizes the outputs exactly (peak memory);
             # the count cannot exceed the bound, so the index width above stands
             count = self.functions[1] if len(self.functions) > 1 else None
-            if count is None or count.name != "count" or len(count.returns) != 1:
-                raise _Unsupported
-            self.line(f"if {cap} > {_EXACT_CAPACITY_ABOVE}:")
-            self._call(count, "sf_count", 2)
-            self.line(f"{cap} = max(0, min({cap}, sf_count[0]))", 2)
+            mark = len(self.lines)
+            try:
+                if count is None or count.name != "count" or len(count.returns) != 1:
+                    raise _Unsupported
+                self.line(f"if {cap} > {_EXACT_CAPACITY_ABOVE}:")
+                self._call(count, "sf_count", 2)
+                self.line(f"{cap} = max(0, min({cap}, sf_count[0]))", 2)
+            except _Unsupported:  # a count this entry cannot call: the checked path counts
+                del self.lines[mark:]
+                self.fail(f"{cap} > {_EXACT_CAPACITY_ABOVE}")
         ix = _dtype_const(np.dtype(self.out_index), self.consts)
         ixt = "int32_t" if self.out_index == "int32" else "int64_t"
         isz = 4 if self.out_index == "int32" else 8
