@@ -18,7 +18,9 @@ O(rows) and O(nnz) checks run inside the kernel body, as on the checked path.
 Size arithmetic is done in int64 only when it provably cannot overflow: each expression's
 magnitude is bounded as ``2**(a*B + c)`` when every bound size is below ``2**B``
 (:func:`_bits`), ``B`` is chosen so every bound stays under ``2**62``, and the fast entry
-checks the sizes against ``2**B`` first.
+checks the sizes against ``2**B`` first. Floor division and modulo (strided slices:
+``(n0 + 1) // 2``) take Python's meaning through small C helpers, after a check that every
+divisor is at least 1 (else ``None``: the checked path raises on a zero divisor).
 """
 
 from __future__ import annotations
@@ -83,13 +85,27 @@ class _Unsupported(Exception):
     pass
 
 
+# The C reading of sizes with Python's floor division and modulo: the module is compiled with
+# ``cdivision`` (C truncates toward zero), and intermediates such as ``e - s`` of a slice with
+# a negative step can be negative. The helpers (``fastcall_pyx``) are exact for a divisor >= 1;
+# the entry checks every divisor first (:meth:`_Entry.guard_divisions`) and otherwise returns
+# None, so the checked path meets a zero or negative divisor and decides.
+_C_FLOOR = sz.C | {"floordiv": lambda a, b: f"_sf_floordiv({a}, {b})",
+                   "mod": lambda a, b: f"_sf_mod({a}, {b})"}
+
+
 def _c(e: sz.Expr) -> str:
-    """C text of a size expression. One with a division is left to the checked path: C's
-    division by a size that is 0 at run time would stop the process, where Python's raises
-    (and the language guarantees a divisor >= 1 only where a precondition says so)."""
-    if _divides(e):
-        raise _Unsupported
-    return sz.to_c(e, size_var)
+    """C text of a size expression whose divisors the entry has checked to be >= 1."""
+    return sz.read(e, _C_FLOOR, lambda x: sz.to_c(x, size_var))
+
+
+def _divisors(e: sz.Expr, found: dict[sz.Expr, None]) -> None:
+    """The divisors of ``e``'s divisions, each after the divisors inside it."""
+    if isinstance(e, sz.Op):
+        for a in e.args:
+            _divisors(a, found)
+        if e.op in ("floordiv", "mod"):
+            found.setdefault(e.args[1], None)
 
 
 def _increasing(crds: list[str], t: str) -> str:
@@ -99,12 +115,6 @@ def _increasing(crds: list[str], t: str) -> str:
         return f"{head}[{t} - 1] < {head}[{t}]"
     return (f"{head}[{t} - 1] < {head}[{t}] or ({head}[{t} - 1] == {head}[{t}] and "
             f"({_increasing(rest, t)}))")
-
-
-def _divides(e: sz.Expr) -> bool:
-    if isinstance(e, sz.Op):
-        return e.op in ("floordiv", "mod") or any(_divides(a) for a in e.args)
-    return False
 
 
 # --- the entry ------------------------------------------------------------------------------
@@ -312,12 +322,25 @@ class _Entry:
                 raise _Unsupported
         for s in sorted(self.bound):
             self.fail(f"{size_var(s)} >= {1 << bound}")
+        reduced = [node.extent() for node in self.stage._empty_reductions]
+        self.guard_divisions(exprs + reduced)
         for r in self.requires:
             self.fail(f"not ({_c(r)})")
+        for extent in reduced:  # max/min over nothing: the checked path raises
+            self.fail(f"({_c(extent)}) == 0")
+
+    def guard_divisions(self, exprs) -> None:
+        """``return None`` unless every divisor in ``exprs`` is >= 1 (the checked path
+        raises on 0, and floors with a negative divisor, which the helpers do not do):
+        innermost first, so a divisor's own divisions are checked before it is computed."""
+        divisors: dict[sz.Expr, None] = {}
         for e in exprs:
-            _c(e)  # no division anywhere the checked path evaluates sizes
-        for node in self.stage._empty_reductions:  # max/min over nothing: the checked path
-            self.fail(f"({_c(node.extent())}) == 0")  # raises
+            _divisors(e, divisors)
+        for d in divisors:
+            if not isinstance(d, sz.Const):
+                self.fail(f"({_c(d)}) < 1")
+            elif d.value < 1:
+                raise _Unsupported  # a negative constant step: left to the checked path
 
     def finite(self) -> None:
         for inp in self.stage.plan.finite:
@@ -336,10 +359,15 @@ class _Entry:
                 count = _c(sz.product(inp.shape)) if inp.ndim else "1"
             else:
                 count = self.nnz[inp.name]
-            self.line(f"{bad} = 0")
-            self.line("with nogil:")  # O(entries) passes run without the GIL, as kernels do
-            self.line(f"for {t} in range({count}):", 2)
-            self.line(f"{bad} = {bad} | ({ptr}[{t}] - {ptr}[{t}] != 0)", 3)
+            width = np.dtype(inp.dtype).itemsize if np.dtype(inp.dtype).kind == "f" else 0
+            if width in (4, 8):  # O(entries) passes run without the GIL, as kernels do
+                self.line("with nogil:")
+                self.line(f"{bad} = _sf_nonfinite{8 * width}({ptr}, {count})", 2)
+            else:
+                self.line(f"{bad} = 0")
+                self.line("with nogil:")
+                self.line(f"for {t} in range({count}):", 2)
+                self.line(f"{bad} = {bad} | ({ptr}[{t}] - {ptr}[{t}] != 0)", 3)
             self.fail(bad)
 
     # --- outputs ----------------------------------------------------------------------
@@ -385,8 +413,20 @@ class _Entry:
         self.fail(f"{big}" if self.out_index == "int32" else f"not ({big})")
         if stage._rows_skipped:
             from sparsefold.compiler.kernel import _EXACT_CAPACITY_ABOVE
-            # the checked path counts first above this many entries (peak memory)
-            self.fail(f"{cap} > {_EXACT_CAPACITY_ABOVE}")
+            # a row loop that skips rows (a strided slice): above this many entries the
+            # checked path counts them first and sizes the outputs exactly (peak memory);
+            # the count cannot exceed the bound, so the index width above stands
+            count = self.functions[1] if len(self.functions) > 1 else None
+            mark = len(self.lines)
+            try:
+                if count is None or count.name != "count" or len(count.returns) != 1:
+                    raise _Unsupported
+                self.line(f"if {cap} > {_EXACT_CAPACITY_ABOVE}:")
+                self._call(count, "sf_count", 2)
+                self.line(f"{cap} = max(0, min({cap}, sf_count[0]))", 2)
+            except _Unsupported:  # a count this entry cannot call: the checked path counts
+                del self.lines[mark:]
+                self.fail(f"{cap} > {_EXACT_CAPACITY_ABOVE}")
         ix = _dtype_const(np.dtype(self.out_index), self.consts)
         ixt = "int32_t" if self.out_index == "int32" else "int64_t"
         isz = 4 if self.out_index == "int32" else 8
@@ -408,6 +448,7 @@ class _Entry:
         total = " + ".join(f"<double>({n}) * {size}" for n, _, _, size in parts.values())
         self.fail(f"{total} > <double>{limit}")
         self.objects = {part: f"o_{part}" for part in parts}
+        self.out_dtypes = {part: (dtc, size) for part, (_, dtc, _, size) in parts.items()}
         self._allocate([f"o_{part} = _SF_EMPTY({n}, {dtc})"
                         for part, (n, dtc, _, _) in parts.items()])
         for part, (_, _, ctp, _) in parts.items():
@@ -429,8 +470,14 @@ class _Entry:
     # --- run and wrap -------------------------------------------------------------------
     def run(self) -> None:
         run = self.functions[0]
+        self.nret = len(run.returns)
+        self._call(run, "sf_ret", 1)
+
+    def _call(self, fn: Function, ret: str, depth: int) -> None:
+        """Call ``fn``'s body without the GIL on this entry's pointers and sizes, results in
+        ``ret``; a failed check raises as the module's ``def`` of ``fn`` raises."""
         args = []
-        for p in run.params:
+        for p in fn.params:
             src = p.source
             if src[0] == "size":
                 if src[1] not in self.bound:
@@ -441,16 +488,15 @@ class _Entry:
                             else self.pointers[src])
             else:
                 raise _Unsupported
-        nret = len(run.returns)
-        self.nret = nret
-        ret = self.var("sf_ret", f"int64_t[{nret + 4}]")
-        self.line(f"{ret}[{nret}] = 0")
-        self.line("with nogil:")
-        self.line(f"{body_name(run)}({', '.join(args + [ret])})", 2)
-        if run.checks:
-            self.line(f"if {ret}[{nret}]:")
+        nret = len(fn.returns)
+        self.var(ret, f"int64_t[{nret + 4}]")
+        self.line(f"{ret}[{nret}] = 0", depth)
+        self.line("with nogil:", depth)
+        self.line(f"{body_name(fn)}({', '.join(args + [ret])})", depth + 1)
+        if fn.checks:
+            self.line(f"if {ret}[{nret}]:", depth)
             self.line(f"_sf_fail({ret}[{nret}], {ret}[{nret + 1}], {ret}[{nret + 2}], "
-                      f"{ret}[{nret + 3}])", 2)
+                      f"{ret}[{nret + 3}])", depth + 1)
 
     def wrap(self) -> None:
         """The result ``StageKernel._finish`` would return (library "scipy"): the dense
@@ -467,8 +513,8 @@ class _Entry:
         self.line("cdef int64_t n = sf_ret[0]")
         trim = [p for p in self.objects if p.startswith("crd") or p == "val"]
         for part in trim:
-            self.line(f"if len(o_{part}) > n:")
-            self.line(f"o_{part}.resize(n, refcheck=False)", 2)
+            dt, item = self.out_dtypes[part]
+            self.line(f"o_{part} = _sf_trim(o_{part}, n, {dt}, {item})")
         kind = stage.fmt.name if stage.fmt.name in ("csr", "csc") else "coo"
         if kind in ("csr", "csc") and stage.program.ndim == 2 and "pos1" in self.objects:
             cls = "_sp.csr_array" if kind == "csr" else "_sp.csc_array"

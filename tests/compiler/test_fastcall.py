@@ -274,3 +274,172 @@ def test_a_trace_precondition_is_checked_by_the_fast_entry():
     assert kernel.final.fast(x, taller) is None
     with pytest.raises(sf.InvalidData, match="precondition"):
         kernel({"a0": x, "a1": taller})
+
+
+# Strided slices: sizes with floor division (``(n0 + 2) // 3``; modulo: the preconditions below),
+# computed by the fast entry with Python's meaning under the module's ``cdivision``.
+SLICES = {
+    "step_2": lambda a: a[::2],
+    "step_minus_2": lambda a: a[::-2],
+    "start_minus_2_step_minus_3": lambda a: a[-2::-3],
+    "from_5_to_1_step_minus_2": lambda a: a[5:1:-2],
+    "start_at_columns_step_3": lambda a: a[a.shape[1]::3],
+    "paper_half": lambda a: a[0:(a.shape[0] + 1) // 2:2, :],
+    "columns_from_1_step_2": lambda a: a[:, 1::2],
+}
+
+
+@pytest.mark.parametrize("name", sorted(SLICES))
+def test_strided_slices_take_the_fast_entry_with_pythons_floor_division(name):
+    fn = SLICES[name]
+    for rows, cols in [(0, 5), (1, 5), (2, 5), (5, 0), (6, 3), (7, 5), (9, 6), (9, 1)]:
+        a = _csr(rows + 10 * cols, (rows, cols))
+        f = sf.jit(fn)
+        result = f(a)
+        fast = _kernel(f).final.fast
+        assert fast is not None, "no fast entry for a strided slice"
+        taken = fast(a)
+        assert taken is not None, f"the fast entry declined a {rows} x {cols} input"
+        expect = fn(a)  # scipy's own slicing: the oracle
+        assert result.shape == taken.shape == expect.shape
+        np.testing.assert_array_equal(taken.toarray(), expect.toarray())
+        _same(taken, _checked(f, (a,)))
+
+
+def test_a_strided_slice_times_an_operand_takes_the_fast_entry():
+    # the paper's csr_slice_1d_csr_mul_csr: the operand's rows are the slice's (at least 2:
+    # one row broadcasts, a staged kernel without a fast entry)
+    fn = SLICES["paper_half"]
+    for rows in (5, 7, 8, 9, 12):
+        a = _csr(rows, (rows, 4))
+        b = _csr(rows + 1, ((rows + 1) // 2 // 2 + (rows + 1) // 2 % 2, 4))
+        f = sf.jit(lambda a, b: fn(a) * b)
+        f(a, b)
+        assert _kernel(f).final.fast(a, b) is not None
+        np.testing.assert_array_equal(f(a, b).toarray(), fn(a).multiply(b).toarray())
+        _same(f(a, b), _checked(f, (a, b)))
+        # the kernel assumed the two row counts equal (sz.assuming): another count breaks
+        # that precondition, which the fast entry computes and leaves to the checked path
+        kernel = _kernel(f)
+        taller = _csr(3, (b.shape[0] + 1, 4))
+        assert kernel.final.fast(a, taller) is None
+        with pytest.raises(sf.InvalidData, match="precondition"):
+            kernel({"a0": a, "a1": taller})
+
+
+def _hstack_requiring(*extra):
+    """A compiled hstack of (n0, n1) and (n2, n3) CSR arrays whose preconditions are the
+    trace's (n0 == n2) and ``extra``."""
+    from sparsefold.compiler import Kernel
+    from sparsefold.lazy import LazyArray
+    from sparsefold.spec.compute import Input
+    from sparsefold.spec.formats import named_format
+    csr = named_format("csr", 2)
+    a = Input("a0", (sz.Sym("n0"), sz.Sym("n1")), np.dtype(np.float64), csr)
+    b = Input("a1", (sz.Sym("n2"), sz.Sym("n3")), np.dtype(np.float64), csr)
+    with sz.assuming() as assumed:
+        program = sf.hstack([LazyArray(a), LazyArray(b)]).node
+    return Kernel(program, "csr", requires=tuple(assumed) + extra)
+
+
+def test_floor_division_of_a_negative_size_is_pythons_in_the_fast_entry():
+    # C truncates (-5) / 2 to -2 and (-5) % 3 to -2; Python floors: -3 and 1
+    n1 = sz.Sym("n1")
+    kernel = _hstack_requiring(sz.op("eq", sz.floordiv(sz.sub(n1, 7), 2), -3),
+                               sz.op("eq", sz.mod(sz.sub(n1, 7), 3), 1))
+    x, y = _csr(1, (6, 2)), _csr(2, (6, 4))  # n1 = 2: both hold in Python's meaning
+    expect = sp.hstack([x, y]).toarray()
+    np.testing.assert_array_equal(kernel({"a0": x, "a1": y}).toarray(), expect)
+    assert kernel._fast_ok and kernel.final.fast is not None
+    assert kernel.final.fast(x, y) is not None
+    # (n1 - 7) // 2 == -2 holds for n1 = 4 (-3 // 2), not for n1 = 2 (C's -5 / 2 is -2)
+    kernel = _hstack_requiring(sz.op("eq", sz.floordiv(sz.sub(n1, 7), 2), -2))
+    x4 = _csr(3, (6, 4))
+    np.testing.assert_array_equal(kernel({"a0": x4, "a1": y}).toarray(),
+                                  sp.hstack([x4, y]).toarray())
+    assert kernel.final.fast is not None and kernel.final.fast(x4, y) is not None
+    assert kernel.final.fast(x, y) is None
+    with pytest.raises(sf.InvalidData, match="precondition"):
+        kernel({"a0": x, "a1": y})
+
+
+def test_a_divisor_that_is_not_positive_at_run_time_is_left_to_the_checked_path():
+    # n3 - n1 is 0 for equal widths (C's division would stop the process) and negative for
+    # a narrower second operand; the checked path decides both
+    n1, n3 = sz.Sym("n1"), sz.Sym("n3")
+    kernel = _hstack_requiring(sz.op("ge", sz.floordiv(n3, sz.sub(n3, n1)), -9))
+    x, wider, same, narrower = (_csr(1, (6, 2)), _csr(2, (6, 4)), _csr(3, (6, 2)),
+                                _csr(4, (6, 1)))
+    np.testing.assert_array_equal(kernel({"a0": x, "a1": wider}).toarray(),
+                                  sp.hstack([x, wider]).toarray())
+    assert kernel.final.fast is not None and kernel.final.fast(x, wider) is not None
+    assert kernel.final.fast(x, same) is None
+    with pytest.raises(ZeroDivisionError):
+        kernel({"a0": x, "a1": same})
+    assert kernel.final.fast(x, narrower) is None  # 1 // -1 == -1 >= -9: the checked path
+    np.testing.assert_array_equal(kernel({"a0": x, "a1": narrower}).toarray(),
+                                  sp.hstack([x, narrower]).toarray())
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (200, 200)])
+def test_a_result_is_trimmed_to_its_entries_as_on_the_checked_path(shape):
+    # a union's outputs are sized for every operand's entries and trimmed after the run:
+    # a small one by copying into an exact array, a large one (over 4 KiB) in place
+    f = sf.jit(lambda a, b, c: a + b + c)
+    args = tuple(_csr(seed, shape) for seed in (1, 2, 3))
+    f(*args)
+    fast = _kernel(f).final.fast(*args)
+    assert fast is not None
+    capacity = sum(a.nnz for a in args)
+    assert fast.nnz < capacity, "the test needs a result smaller than its capacity"
+    for arr in (fast.data, fast.indices):
+        assert arr.shape == (fast.nnz,) and arr.flags.owndata and arr.flags.c_contiguous
+    _same(fast, _checked(f, args))
+    np.testing.assert_array_equal(fast.toarray(), sum(a.toarray() for a in args))
+
+
+def test_a_large_strided_slice_is_counted_first_by_the_fast_entry():
+    # above kernel._EXACT_CAPACITY_ABOVE entries a slice's outputs are sized exactly by a
+    # counting pass (the checked path's too), so the result does not hold the input's size
+    from sparsefold.compiler.kernel import _EXACT_CAPACITY_ABOVE
+    fn = SLICES["paper_half"]
+    a = _csr(5, (400, 400))
+    assert a.nnz > _EXACT_CAPACITY_ABOVE
+    f = sf.jit(fn)
+    f(a)
+    fast = _kernel(f).final.fast(a)
+    assert fast is not None, "the fast entry declined a large strided slice"
+    assert fast.data.shape == fast.indices.shape == (fast.nnz,)
+    np.testing.assert_array_equal(fast.toarray(), fn(a).toarray())
+    _same(fast, _checked(f, (a,)))
+    small = _csr(6, (40, 40))  # below the threshold: no count, a trimmed bound
+    f = sf.jit(fn)
+    f(small)
+    _same(_kernel(f).final.fast(small), _checked(f, (small,)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("at", [0, 517, 999])
+def test_the_fast_entrys_finite_check_finds_every_non_finite_value(dtype, bad, at):
+    # the check reads the values' bits (exponent all ones) in a vectorized pass: a value in
+    # the vector body or in the remainder, of either width, in the dense or sparse operand
+    f = sf.jit(lambda a, x: a @ x)
+    a, x = _csr(1, (50, 1000), dtype=dtype), np.linspace(-3, 3, 1000).astype(dtype)
+    f(a, x)
+    fast = _kernel(f).final.fast
+    assert fast(a, x) is not None
+    y = x.copy()
+    y[at] = bad
+    assert fast(a, y) is None
+    g = sf.jit(lambda a, b: a * b)  # an intersection relies on both operands' values
+    b = _csr(2, (50, 1000), dtype=dtype)
+    g(a, b)
+    product = _kernel(g).final.fast
+    assert product(a, b) is not None
+    b.data[at] = bad
+    assert product(a, b) is None and product(b, a) is None
+    tiny = np.full(1000, np.finfo(dtype).tiny / 2, dtype)  # subnormals and the largest
+    tiny[1] = np.finfo(dtype).max                          # finite values are finite
+    tiny[2] = -np.finfo(dtype).max
+    assert fast(a, tiny) is not None

@@ -73,6 +73,177 @@ _SF_SITES = (
     ('range', 'a1: indices'),
 )
 
+from cpython.buffer cimport PyBUF_C_CONTIGUOUS, PyBUF_WRITABLE, PyBUF_STRIDES
+from cpython.exc cimport PyErr_Clear
+from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_CheckExact
+from libc.stdlib cimport getenv
+cdef extern from "Python.h":
+    int _sf_get_buffer "PyObject_GetBuffer"(object, Py_buffer*, int)
+import numpy as _np
+import scipy.sparse as _sp
+from sparsefold.compiler.fastcall_runtime import (
+    COO as _SF_COO, COO_DICT as _SF_COO_DICT, CSC as _SF_CSC, CSC_DICT as _SF_CSC_DICT,
+    CSR as _SF_CSR, CSR_DICT as _SF_CSR_DICT, EMPTY as _SF_EMPTY, NDARRAY as _SF_NDARRAY,
+    PHYSICAL as _SF_PHYSICAL, ZEROS as _SF_ZEROS, compressed_array as _sf_compressed_array,
+    coo_array as _sf_coo_array, memory_limit as _sf_memory_limit_checked)
+
+
+cdef inline int64_t _sf_floordiv(int64_t a, int64_t b) noexcept nogil:
+    # Python's a // b for b >= 1 (the fast entry checks divisors first); the module's
+    # cdivision truncates toward zero, which differs for a negative a
+    cdef int64_t q = a / b
+    if q * b != a and a < 0:
+        q -= 1
+    return q
+
+
+cdef inline int64_t _sf_mod(int64_t a, int64_t b) noexcept nogil:
+    # Python's a % b for b >= 1: in [0, b)
+    cdef int64_t r = a % b
+    if r < 0:
+        r += b
+    return r
+
+
+cdef bint _sf_nonfinite32(const void* values, int64_t n) noexcept nogil:
+    # Whether any of n float32 values is inf or nan (np.isfinite's question): its exponent
+    # bits are all set, so adding one to them carries into the top bit. Integer operations
+    # vectorize under the kernels' flags, where a float compare OR-ed into an int did not
+    # (1.6 ns an entry: the fast entry's finite check cost more than the kernel)
+    cdef const uint32_t* bits = <const uint32_t*>values
+    cdef uint32_t seen = 0
+    cdef int64_t t
+    for t in range(n):
+        seen = seen | ((bits[t] & <uint32_t>0x7f800000) + <uint32_t>0x00800000)
+    return (seen >> 31) != 0
+
+
+cdef bint _sf_nonfinite64(const void* values, int64_t n) noexcept nogil:
+    # The same for float64 values (11 exponent bits)
+    cdef const uint64_t* bits = <const uint64_t*>values
+    cdef uint64_t seen = 0
+    cdef int64_t t
+    for t in range(n):
+        seen = seen | ((bits[t] & <uint64_t>0x7ff0000000000000) + <uint64_t>0x0010000000000000)
+    return (seen >> 63) != 0
+
+
+cdef object _sf_compressed(object cls, dict layout, object data, object indices,
+                           object indptr, tuple shape):
+    # A scipy CSR/CSC result, the object storage.results._compressed_array builds
+    if layout is None:
+        return _sf_compressed_array(cls, data, indices, indptr, shape)
+    out = cls.__new__(cls)
+    d = dict(layout)
+    d["data"], d["indices"], d["indptr"], d["_shape"] = data, indices, indptr, shape
+    out.__dict__ = d
+    return out
+
+
+cdef object _sf_coo(dict layout, object data, tuple coords, tuple shape):
+    # A scipy COO result, the object storage.results._coo_array builds
+    if layout is None:
+        return _sf_coo_array(_sp.coo_array, data, coords, shape)
+    out = _sp.coo_array.__new__(_sp.coo_array)
+    d = dict(layout)
+    d["data"], d["coords"], d["_shape"] = data, coords, shape
+    out.__dict__ = d
+    return out
+
+
+cdef object _sf_trim(object array, int64_t n, object dtype, Py_ssize_t itemsize):
+    # The first n entries of an output buffer only this call references, as kernel.trim
+    # gives them: a large one shrunk in place (realloc); a small one copied into an exact
+    # new array instead, since NumPy's resize costs about 1 us a call (keyword parsing), an
+    # allocation and a copy of at most 4 KiB a third of that
+    if len(array) <= n:
+        return array
+    if n * itemsize > 4096:
+        array.resize(n, refcheck=False)
+        return array
+    out = _SF_EMPTY(n, dtype)
+    if n:
+        memcpy(_sf_out(out), _sf_out(array), n * itemsize)
+    return out
+
+
+cdef int64_t _sf_memory_limit():
+    # kernel.memory_limit(), without reading os.environ in Python when the variable is unset
+    cdef const char* configured = getenv(b"SPARSEFOLD_MEMORY_LIMIT")
+    if configured == NULL or configured[0] == 0:
+        return _SF_PHYSICAL
+    try:
+        return min(_sf_memory_limit_checked(), INT64_MAX)
+    except Exception:  # the checked path reports it
+        PyErr_Clear()
+        return -1
+
+
+cdef bint _sf_shape(object shape, int ndim, int64_t* dims):
+    # A tuple of ``ndim`` Python ints in [0, 2**62): its values; False otherwise (the checked
+    # path reads any other shape)
+    cdef int overflow
+    cdef int d
+    if type(shape) is not tuple or len(<tuple>shape) != ndim:
+        return False
+    for d in range(ndim):
+        item = (<tuple>shape)[d]
+        if not PyLong_CheckExact(item):
+            return False
+        dims[d] = PyLong_AsLongLongAndOverflow(item, &overflow)
+        if overflow or dims[d] < 0 or dims[d] >= (<int64_t>1 << 62):
+            return False
+    return True
+
+
+cdef void* _sf_contiguous(object array, object dtype, Py_ssize_t* length) noexcept:
+    # The first item of a 1-d C-contiguous ndarray of exactly ``dtype``; NULL otherwise.
+    cdef Py_buffer view
+    if type(array) is not _SF_NDARRAY or array.dtype is not dtype:
+        return NULL
+    if _sf_get_buffer(array, &view, PyBUF_C_CONTIGUOUS) == -1:
+        PyErr_Clear()
+        return NULL
+    cdef void* address = view.buf
+    length[0] = view.shape[0] if view.ndim == 1 else -1
+    cdef int ndim = view.ndim
+    PyBuffer_Release(&view)
+    return address if ndim == 1 else NULL
+
+
+cdef void* _sf_strided(object array, object dtype, int ndim, Py_ssize_t* shape,
+                       Py_ssize_t* strides) noexcept:
+    # An ndarray of exactly ``dtype`` and rank: its shape and element strides; NULL when its
+    # strides are not whole elements (the checked path copies it then).
+    cdef Py_buffer view
+    cdef int d
+    if type(array) is not _SF_NDARRAY or array.dtype is not dtype:
+        return NULL
+    if _sf_get_buffer(array, &view, PyBUF_STRIDES) == -1:
+        PyErr_Clear()
+        return NULL
+    cdef void* address = view.buf
+    cdef bint ok = view.ndim == ndim
+    if ok:
+        for d in range(ndim):
+            shape[d] = view.shape[d]
+            if view.strides[d] % view.itemsize:
+                ok = False
+            strides[d] = view.strides[d] // view.itemsize
+    PyBuffer_Release(&view)
+    return address if ok else NULL
+
+
+cdef void* _sf_out(object array) noexcept:
+    cdef Py_buffer view
+    if _sf_get_buffer(array, &view, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) == -1:
+        PyErr_Clear()
+        return NULL
+    cdef void* address = view.buf
+    PyBuffer_Release(&view)
+    return address
+
+
 cdef void _run_body(
         int64_t S_n0,
         int64_t S_n1,
@@ -417,3 +588,142 @@ def run(
     if sf_ret[2]:
         _sf_fail(sf_ret[2], sf_ret[3], sf_ret[4], sf_ret[5])
     return (sf_ret[0], sf_ret[1])
+
+
+_SF_DT_FLOAT32 = _np.dtype(_np.float32)
+_SF_DT_INT32 = _np.dtype(_np.int32)
+
+
+def fast(object v_a0, object v_a1):
+    # the happy path of a call (compiler/fastcall.py); None: take the
+    # checked path
+    cdef int64_t S_n0
+    cdef int64_t S_n1
+    cdef int64_t S_n2
+    cdef int64_t capacity
+    cdef double capacity_bound
+    cdef int32_t* crd1_a0
+    cdef int32_t* crd1_a1
+    cdef Py_ssize_t len_crd1_a0
+    cdef Py_ssize_t len_crd1_a1
+    cdef Py_ssize_t len_pos1_a0
+    cdef Py_ssize_t len_pos1_a1
+    cdef Py_ssize_t len_val_a0
+    cdef Py_ssize_t len_val_a1
+    cdef int64_t limit
+    cdef int64_t nnz_a0
+    cdef int64_t nnz_a1
+    cdef int nonfinite
+    cdef int32_t* optr_crd1
+    cdef int32_t* optr_pos1
+    cdef float* optr_val
+    cdef int64_t out_d0
+    cdef int64_t out_d1
+    cdef int32_t* pos1_a0
+    cdef int32_t* pos1_a1
+    cdef int64_t sf_ret[6]
+    cdef int64_t shape_a0[2]
+    cdef int64_t shape_a1[2]
+    cdef Py_ssize_t t
+    cdef float* val_a0
+    cdef float* val_a1
+    if type(v_a0) is not _SF_CSR[0] and type(v_a0) is not _SF_CSR[1]:
+        return None
+    if getattr(v_a0, '_has_canonical_format', None) is not True:
+        return None
+    if not _sf_shape(getattr(v_a0, '_shape', None), 2, shape_a0):
+        return None
+    S_n0 = shape_a0[0]
+    S_n1 = shape_a0[1]
+    pos1_a0 = <int32_t*>_sf_contiguous(getattr(v_a0, 'indptr', None), _SF_DT_INT32, &len_pos1_a0)
+    if pos1_a0 == NULL:
+        return None
+    crd1_a0 = <int32_t*>_sf_contiguous(getattr(v_a0, 'indices', None), _SF_DT_INT32, &len_crd1_a0)
+    if crd1_a0 == NULL:
+        return None
+    val_a0 = <float*>_sf_contiguous(getattr(v_a0, 'data', None), _SF_DT_FLOAT32, &len_val_a0)
+    if val_a0 == NULL:
+        return None
+    if len_pos1_a0 != shape_a0[0] + 1 or pos1_a0[0] != 0:
+        return None
+    nnz_a0 = pos1_a0[shape_a0[0]]
+    if nnz_a0 < 0 or nnz_a0 > len_crd1_a0 or nnz_a0 > len_val_a0:
+        return None
+    if nnz_a0 > 0 and (shape_a0[0] == 0 or shape_a0[1] == 0):
+        return None
+    if type(v_a1) is not _SF_CSR[0] and type(v_a1) is not _SF_CSR[1]:
+        return None
+    if getattr(v_a1, '_has_canonical_format', None) is not True:
+        return None
+    if not _sf_shape(getattr(v_a1, '_shape', None), 2, shape_a1):
+        return None
+    S_n2 = shape_a1[0]
+    if S_n1 != shape_a1[1]:
+        return None
+    pos1_a1 = <int32_t*>_sf_contiguous(getattr(v_a1, 'indptr', None), _SF_DT_INT32, &len_pos1_a1)
+    if pos1_a1 == NULL:
+        return None
+    crd1_a1 = <int32_t*>_sf_contiguous(getattr(v_a1, 'indices', None), _SF_DT_INT32, &len_crd1_a1)
+    if crd1_a1 == NULL:
+        return None
+    val_a1 = <float*>_sf_contiguous(getattr(v_a1, 'data', None), _SF_DT_FLOAT32, &len_val_a1)
+    if val_a1 == NULL:
+        return None
+    if len_pos1_a1 != shape_a1[0] + 1 or pos1_a1[0] != 0:
+        return None
+    nnz_a1 = pos1_a1[shape_a1[0]]
+    if nnz_a1 < 0 or nnz_a1 > len_crd1_a1 or nnz_a1 > len_val_a1:
+        return None
+    if nnz_a1 > 0 and (shape_a1[0] == 0 or shape_a1[1] == 0):
+        return None
+    if S_n0 >= 268435456:
+        return None
+    if S_n1 >= 268435456:
+        return None
+    if S_n2 >= 268435456:
+        return None
+    if not ((_sf_floordiv((min(_sf_floordiv((S_n0 + 1), 2), S_n0) + 1), 2) == S_n2)):
+        return None
+    with nogil:
+        nonfinite = _sf_nonfinite32(val_a0, nnz_a0)
+    if nonfinite:
+        return None
+    with nogil:
+        nonfinite = _sf_nonfinite32(val_a1, nnz_a1)
+    if nonfinite:
+        return None
+    out_d0 = _sf_floordiv((min(_sf_floordiv((S_n0 + 1), 2), S_n0) + 1), 2)
+    out_d1 = S_n1
+    limit = _sf_memory_limit()
+    capacity_bound = <double>len_val_a0 + <double>len_val_a1
+    if capacity_bound > 1.152921504606847e+18:
+        return None
+    capacity = len_val_a0 + len_val_a1
+    if capacity > 2147483647 or out_d0 > 2147483647 or out_d1 > 2147483647:
+        return None
+    if <double>(capacity) * 4 + <double>(out_d0 + 1) * 4 + <double>(capacity) * 4 > <double>limit:
+        return None
+    try:
+        o_val = _SF_EMPTY(capacity, _SF_DT_FLOAT32)
+        o_pos1 = _SF_EMPTY(out_d0 + 1, _SF_DT_INT32)
+        o_crd1 = _SF_EMPTY(capacity, _SF_DT_INT32)
+    except MemoryError:
+        return None
+    optr_val = <float*>_sf_out(o_val)
+    if optr_val == NULL:
+        return None
+    optr_pos1 = <int32_t*>_sf_out(o_pos1)
+    if optr_pos1 == NULL:
+        return None
+    optr_crd1 = <int32_t*>_sf_out(o_crd1)
+    if optr_crd1 == NULL:
+        return None
+    sf_ret[2] = 0
+    with nogil:
+        _run_body(S_n0, S_n1, S_n2, <int32_t*>pos1_a0, <int32_t*>crd1_a0, <float*>val_a0, <int32_t*>pos1_a1, <int32_t*>crd1_a1, <float*>val_a1, <int32_t*>optr_crd1, <int32_t*>optr_pos1, <float*>optr_val, sf_ret)
+    if sf_ret[2]:
+        _sf_fail(sf_ret[2], sf_ret[3], sf_ret[4], sf_ret[5])
+    cdef int64_t n = sf_ret[0]
+    o_val = _sf_trim(o_val, n, _SF_DT_FLOAT32, 4)
+    o_crd1 = _sf_trim(o_crd1, n, _SF_DT_INT32, 4)
+    return _sf_compressed(_sp.csr_array, _SF_CSR_DICT, o_val, o_crd1, o_pos1, (out_d0, out_d1, ))
