@@ -204,29 +204,25 @@ cdef inline void _sf_pair_swap(int64_t* k, int64_t* s, int64_t a, int64_t b) noe
     s[b] = v
 
 
+cdef inline void _sf_pair_sift(int64_t* k, int64_t* s, int64_t root, int64_t n) noexcept nogil:
+    cdef int64_t child
+    while 2 * root + 1 < n:
+        child = 2 * root + 1
+        if child + 1 < n and _sf_pair_less(k, s, child, child + 1):
+            child = child + 1
+        if not _sf_pair_less(k, s, root, child):
+            break
+        _sf_pair_swap(k, s, root, child)
+        root = child
+
+
 cdef void _sf_pair_sort(int64_t* k, int64_t* s, int64_t n) noexcept nogil:
-    cdef int64_t i, end, root, child
+    cdef int64_t i, end
     for i in range(n // 2 - 1, -1, -1):
-        root = i
-        while 2 * root + 1 < n:
-            child = 2 * root + 1
-            if child + 1 < n and _sf_pair_less(k, s, child, child + 1):
-                child = child + 1
-            if not _sf_pair_less(k, s, root, child):
-                break
-            _sf_pair_swap(k, s, root, child)
-            root = child
+        _sf_pair_sift(k, s, i, n)
     for end in range(n - 1, 0, -1):
         _sf_pair_swap(k, s, 0, end)
-        root = 0
-        while 2 * root + 1 < end:
-            child = 2 * root + 1
-            if child + 1 < end and _sf_pair_less(k, s, child, child + 1):
-                child = child + 1
-            if not _sf_pair_less(k, s, root, child):
-                break
-            _sf_pair_swap(k, s, root, child)
-            root = child
+        _sf_pair_sift(k, s, 0, end)
 '''
 
 
