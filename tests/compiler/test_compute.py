@@ -233,3 +233,27 @@ def test_inserted_axis_pushed_below_a_map_keeps_each_operand():
     for out in ("coo", "dense"):
         _check(lambda a, c: sf.expand_dims(sf.abs(a) + c, axis=2), [A, dense], out)
         _check(lambda a, c: sf.expand_dims(a * 2 + c, axis=2), [A, dense], out)
+
+
+# --- operands used more than once (a merge lowering once stepped over c's entries here) -----
+
+REPEATED = {
+    "max_times_minus": (lambda a, b, c: sf.maximum(a, b) * c - a,
+                        lambda a, b, c: np.maximum(a, b) * c - a),
+    "mul_add_same": (lambda a, b, c: a * b + c, lambda a, b, c: a * b + c),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REPEATED))
+@pytest.mark.parametrize("fmt", ["csr", "coo"])
+def test_an_operand_repeated_in_an_expression(name, fmt):
+    """``c`` is ``a`` itself: its value matters wherever ``a`` is present, whatever the
+    minimal lattice points say ({a}, {b, c} for the first program)."""
+    fn, oracle = REPEATED[name]
+    rng = np.random.default_rng(7)
+    dense_a = np.where(rng.random((30, 40)) < 0.3, rng.integers(-5, 6, (30, 40)), 0).astype(float)
+    dense_b = np.where(rng.random((30, 40)) < 0.3, rng.integers(-5, 6, (30, 40)), 0).astype(float)
+    a = sp.csr_array(dense_a).asformat(fmt)
+    b = sp.csr_array(dense_b).asformat(fmt)
+    got = sf.jit(fn, out="csr")(a, b, a)
+    np.testing.assert_array_equal(got.toarray(), oracle(dense_a, dense_b, dense_a))
