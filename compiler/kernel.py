@@ -141,7 +141,6 @@ class StageKernel:
         self._contract_rows = self._contract_sparse and not checked and \
             plan.assembly == "append" and fmt.kinds == ("full", "pos")
         self._counts = self._rows_skipped or self._contract_sparse
-        self.sorted_capable = self._contract_sparse  # a sorted workspace may serve a call
         if isinstance(plan, ContractPlan):
             self._columns_fn = sz.python_function((contract_sizes(plan)[1],))
             self._rows_fn = sz.python_function((contract_sizes(plan)[0],))
@@ -308,7 +307,8 @@ class StageKernel:
                          _unit_last_stride(arrs["dense"]))
         key = (tuple((name, tuple(d.items())) for name, d in index_dtypes.items()), out_index,
                unit)
-        if self._contract_sparse and self._sorted_workspace(env, capacity):
+        sorted_rows = self.takes_sorted_workspace(env, capacity)
+        if sorted_rows:
             key += ("sorted",)
         src, functions, module = self._variant(key, index_dtypes, out_index)
         setting = None
@@ -316,7 +316,7 @@ class StageKernel:
             setting = threads.threads_for(capacity)
             if self._threaded.get(key):
                 threads.apply(setting)
-        scratch = self._scratch(env, setting, sorted_rows=key[3:] == ("sorted",))
+        scratch = self._scratch(env, setting, sorted_rows=sorted_rows)
         if self._contract_sparse or (self._rows_skipped and capacity > _EXACT_CAPACITY_ABOVE):
             # a row loop may skip rows (a strided slice keeps a quarter of its entries), a
             # product's size is unknown: size the outputs exactly (peak memory)
@@ -327,7 +327,7 @@ class StageKernel:
                 out_index = "int64"
                 key = (key[0], out_index) + key[2:]
                 src, functions, module = self._variant(key, index_dtypes, out_index)
-            if key[3:] == ("sorted",):  # sized by the longest row's products (count's)
+            if sorted_rows:  # sized by the longest row's products (count's)
                 starts = scratch["row_pos"]
                 longest = int(np.max(starts[1:] - starts[:-1])) if starts.shape[0] > 1 else 0
                 scratch.update(self._arrays(SortedWorkspace.scratch(
@@ -376,8 +376,11 @@ class StageKernel:
             self.fast = getattr(hit[2], "fast", None)
             return hit
 
-    def _sorted_workspace(self, env, stored: int) -> bool:
-        """Does this call's product take the sorted workspace (``SORTED_WORKSPACE_COLUMNS``)?"""
+    def takes_sorted_workspace(self, env, stored: int) -> bool:
+        """Does a call with sizes ``env`` and ``stored`` input entries take the sorted
+        workspace (a sparse product only; ``SORTED_WORKSPACE_COLUMNS``)?"""
+        if not self._contract_sparse:
+            return False
         (columns,) = self._columns_fn(env)
         itemsize = np.dtype(self.plan.reduction.node.dtype).itemsize
         return (columns > SORTED_WORKSPACE_COLUMNS and columns > SORTED_PER_ENTRY * stored) \

@@ -273,12 +273,11 @@ class Kernel:
                 isinstance(values.get(inp.name), np.ndarray) and values[inp.name].ndim and
                 values[inp.name].strides[-1] == values[inp.name].itemsize)
         def sorted_rows(stage):  # a sparse product over user inputs: which workspace
-            if not stage.sorted_capable or not all(i.name in values for i in stage.inputs):
+            if stage.strategy != "contract" or not all(i.name in values for i in stage.inputs):
                 return False
-            env = stage.bind(values)
             stored = sum(int(sparse_levels(values[i.name], i, i.name)["val"].shape[0])
                          for i in stage.inputs if not i.format.is_dense)
-            return stage._sorted_workspace(env, stored)
+            return stage.takes_sorted_workspace(stage.bind(values), stored)
         return "\n\n".join(self.sources(dtypes, out_index, unit, sorted_rows))
 
     def sources(self, index_dtypes_of, out_index: str = "int32", unit_of=None,
