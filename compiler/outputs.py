@@ -344,7 +344,7 @@ class ScatterOut(Assembler):
         (the result's size; otherwise one block). Returns the block count."""
         b = low.b
         rows = self.rows
-        self.chunks, self.chunk = b.fresh("chunks"), b.fresh("chunk")
+        self.chunks = b.fresh("chunks")  # each pass sets ``chunk``, its own loop variable
         ptr = b.fresh("cnt", "int64_t*")
         self.cnt = Array(ptr.name, INT)
         self._cnt_ptr = ptr
