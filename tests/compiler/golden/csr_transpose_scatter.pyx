@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: stream -> csr
-# sparsefold compiler 0.2.0; source hash 338fe9bd3e1c86a5
+# sparsefold compiler 0.2.0; source hash b4de2cf54c69461b
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -251,7 +251,7 @@ cdef void _run_body(
         float_restrict out_val,
         int64_t* sf_ret,
 ) noexcept nogil:
-    cdef int64_t c, chunk_2, chunk_3, chunks, cnt_cells, cur, i0, i0_2, i1, i1_2, m, n, o0, o0_2
+    cdef int64_t c, chunk, chunk_2, chunks, cnt_cells, cur, i0, i0_2, i1, i1_2, m, n, o0, o0_2
     cdef int64_t o1_2, pos_bad, q0, q0_2, q1, q1_2, range_v, run, sf_a, sf_b, sf_bad, sf_c, slot
     cdef int64_t t, t_2, v
     cdef int64_t* cnt
@@ -301,9 +301,9 @@ cdef void _run_body(
             sf_nt = chunks
         for sf_t in range(sf_nt * 8):
             sf_terr[sf_t] = 0
-        for chunk_2 in prange(sf_hi, num_threads=sf_nt, schedule='static'):
+        for chunk in prange(sf_hi, num_threads=sf_nt, schedule='static'):
             sf_tid = threadid()
-            for i0 in range(chunk_2 * S_n0 // chunks, (chunk_2 + 1) * S_n0 // chunks):
+            for i0 in range(chunk * S_n0 // chunks, (chunk + 1) * S_n0 // chunks):
                 q0 = i0
                 row_lim32 = <uint32_t>(S_n1 if S_n1 < <int64_t>2147483648 else <int64_t>2147483648)
                 row_bad32 = 0
@@ -315,7 +315,7 @@ cdef void _run_body(
                         if <uint64_t>range_v >= <uint64_t>S_n1:
                             if sf_terr[sf_tid * 8] == 0:
                                 sf_terr[sf_tid * 8] = 2
-                                sf_terr[sf_tid * 8 + 1] = chunk_2
+                                sf_terr[sf_tid * 8 + 1] = chunk
                                 sf_terr[sf_tid * 8 + 2] = range_v
                                 sf_terr[sf_tid * 8 + 3] = S_n1
                                 sf_terr[sf_tid * 8 + 4] = 0
@@ -324,7 +324,7 @@ cdef void _run_body(
                     for q1 in range(in_a0_pos1[q0], in_a0_pos1[q0 + 1]):
                         i1 = in_a0_crd1[q1]
                         o0 = i1
-                        cnt[chunk_2 * S_n1 + o0] = cnt[chunk_2 * S_n1 + o0] + 1
+                        cnt[chunk * S_n1 + o0] = cnt[chunk * S_n1 + o0] + 1
         sf_pick = -1
         for sf_t in range(sf_nt):
             if sf_terr[sf_t * 8] != 0:
@@ -353,16 +353,16 @@ cdef void _run_body(
             sf_nt = sf_max_threads()
             if sf_nt > chunks:
                 sf_nt = chunks
-            for chunk_3 in prange(sf_hi, num_threads=sf_nt, schedule='static'):
+            for chunk_2 in prange(sf_hi, num_threads=sf_nt, schedule='static'):
                 sf_tid = threadid()
-                for i0_2 in range(chunk_3 * S_n0 // chunks, (chunk_3 + 1) * S_n0 // chunks):
+                for i0_2 in range(chunk_2 * S_n0 // chunks, (chunk_2 + 1) * S_n0 // chunks):
                     q0_2 = i0_2
                     o1_2 = i0_2
                     for q1_2 in range(in_a0_pos1[q0_2], in_a0_pos1[q0_2 + 1]):
                         i1_2 = in_a0_crd1[q1_2]
                         o0_2 = i1_2
-                        slot = cnt[chunk_3 * S_n1 + o0_2]
-                        cnt[chunk_3 * S_n1 + o0_2] = slot + 1
+                        slot = cnt[chunk_2 * S_n1 + o0_2]
+                        cnt[chunk_2 * S_n1 + o0_2] = slot + 1
                         out_crd1[slot] = <int32_t>o1_2
                         out_val[slot] = in_a0_val[q1_2]
         if chunks > 1:
