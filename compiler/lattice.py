@@ -43,7 +43,7 @@ from sparsefold.spec.functions import zero_preserving
 from sparsefold.spec.ir import Node
 from sparsefold.spec.printer import topological
 
-__all__ = ["Lattice", "build", "zero_where"]
+__all__ = ["Lattice", "build", "partitioned", "zero_where"]
 
 Point = frozenset
 
@@ -55,6 +55,7 @@ class Lattice:
 
     points: tuple[frozenset[int], ...]
     finite: tuple[Input, ...] = ()   # inputs whose finiteness the lattice relies on
+    partitioned: bool = False        # see :func:`partitioned`
 
     @property
     def universe(self) -> bool:
@@ -122,7 +123,15 @@ def _is_zero(v) -> bool:
 
 
 def build(root: Node, operands: dict[Node, int], *, exact: bool = False) -> Lattice:
-    """The lattice of ``root``; ``operands`` numbers the sparse operands (their nodes).
+    """The lattice of ``root``; ``operands`` numbers the sparse operands (their nodes)."""
+    lattice = _build(root, operands, exact)
+    if partitioned(root, operands, lattice, exact):
+        lattice = Lattice(lattice.points, lattice.finite, partitioned=True)
+    return lattice
+
+
+def _build(root: Node, operands: dict[Node, int], exact: bool) -> Lattice:
+    """:func:`build` without the partition analysis.
 
     Beside its points, every subexpression has a value *outside its region* (where its
     sparse operands are all implicit): 0 for an operand, ``f`` of its arguments' for a
@@ -201,3 +210,51 @@ def build(root: Node, operands: dict[Node, int], *, exact: bool = False) -> Latt
         points = {Point()}  # not 0 where nothing is stored: dense-valued
     points = _minimal(points)
     return Lattice(points, tuple(dict.fromkeys(finite)))
+
+
+def partitioned(root: Node, operands: dict[Node, int], lattice: Lattice, exact: bool) -> bool:
+    """Every operand matters only where its whole point is present, so a co-iteration may
+    meet each point by a tight merge of its own and step over an operand's entries where
+    the rest of its point is absent (``a * b + c``: {a, b}, {c}).
+
+    Holds when the points are disjoint, cover every operand, and each point ``P`` of more
+    than one operand has a *term*: a subexpression ``T`` over exactly ``P``'s operands whose
+    own lattice is ``{P}`` (``T`` is 0 unless all of ``P`` is present) and through which
+    every use of ``P``'s operands passes (none is reached from the root without crossing
+    ``T``). The minimal points alone do not decide it: ``maximum(a, b) * c - a`` has the
+    points {a} and {b, c}, yet ``c`` matters wherever ``a`` is present."""
+    points = lattice.points
+    if lattice.universe or all(len(p) == 1 for p in points):
+        return False
+    numbers = sorted(n for p in points for n in p)
+    if numbers != sorted(operands.values()) or len(set(numbers)) != len(numbers):
+        return False
+    nodes = topological(root)
+    under: dict[int, frozenset] = {}
+    for n in nodes:
+        if n in operands:
+            under[id(n)] = Point({operands[n]})
+        else:
+            under[id(n)] = Point().union(*(under[id(o)] for o in n.operands()))
+    return all(len(p) == 1 or any(under[id(t)] == p and _is_term(t, p, root, operands, exact)
+                                  for t in nodes)
+               for p in points)
+
+
+def _is_term(term: Node, point: frozenset, root: Node, operands: dict[Node, int],
+             exact: bool) -> bool:
+    own = {n: k for n, k in operands.items() if k in point}
+    if _build(term, own, exact).points != (point,):
+        return False
+    stack, seen = [root], set()
+    while stack:  # every path from the root to the point's operands crosses the term
+        n = stack.pop()
+        if n is term or id(n) in seen:
+            continue
+        seen.add(id(n))
+        if n in operands:
+            if operands[n] in point:
+                return False
+            continue
+        stack.extend(n.operands())
+    return True

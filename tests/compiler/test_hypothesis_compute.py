@@ -4,8 +4,9 @@
   coo, sometimes dense) seen through a drawn shape-operator view (transpose, reversed rows,
   every other row, split of a flat vector, broadcast row, column slice, concat of two
   halves), folded by a random expression of add / subtract / multiply / maximum / minimum /
-  ``where`` and comparisons, optionally followed by a reduction or by a contraction with one
-  more sparse operand; compiled for a drawn output format. Each example is a new kernel, so
+  ``where`` and comparisons (one operand sometimes used twice), optionally followed by a
+  reduction or by a contraction with one more sparse operand; compiled for a drawn output
+  format. Each example is a new kernel, so
   the count is capped (derandomized under the ci profile).
 * ``test_random_contraction`` — ``view(a) @ view(b)`` with both operands in drawn formats and
   views, optionally combined elementwise with a third operand: sparse x sparse contractions
@@ -98,8 +99,14 @@ _BINARY = {
 @st.composite
 def _expression(draw, k: int):
     """(description, fn of k operands): a random expression tree over operands 0..k-1 —
-    every operand used once, combined in a drawn order by drawn operators."""
-    order = draw(st.permutations(range(k)))
+    every operand used once, and sometimes one of them twice (the same node in two places:
+    its value matters wherever either use does), combined in a drawn order by drawn
+    operators."""
+    leaves = list(range(k))
+    twice = draw(st.sampled_from([None, None, *range(k)]))
+    if twice is not None:
+        leaves.append(twice)
+    order = draw(st.permutations(leaves))
     terms = [(f"x{i}", lambda xs, i=i: xs[i]) for i in order]
     while len(terms) > 1:
         j = draw(st.integers(0, len(terms) - 2))
