@@ -453,6 +453,15 @@ class Builder:
                       None if team is None else as_expr(team)))
 
     @contextmanager
+    def collect(self):
+        """Statements emitted within the block go to the yielded list, not to the output
+        (the caller emits them where it decides)."""
+        self._stack.append([])
+        out: list[Stmt] = []
+        yield out
+        out.extend(self._pop())
+
+    @contextmanager
     def while_(self, cond):
         self._stack.append([])
         yield

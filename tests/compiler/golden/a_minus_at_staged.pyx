@@ -502,7 +502,7 @@ def fast(object v_a0):
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: coiterate -> csr
-# sparsefold compiler 0.2.0; source hash 1711764262164139
+# sparsefold compiler 0.2.0; source hash c13d0ffe4454c07b
 #
 # Program:
 #   %0 = input tmp0: float32[n0, n0] csr
@@ -868,11 +868,11 @@ cdef void _run_body(
                         i0_b = in_a0_crd1[p_b]
                         key_b = i0_b
                 while True:
-                    if not (key_a != INT64_MAX or key_b != INT64_MAX):
-                        break
                     k = key_a
                     if key_b < k:
                         k = key_b
+                    if k == INT64_MAX:
+                        break
                     row_len = row_len + 1
                     if key_a == k:
                         p_a = p_a + 1
@@ -974,17 +974,13 @@ cdef void _run_body(
                     i0_b_2 = in_a0_crd1[p_b_2]
                     key_b_2 = i0_b_2
             while True:
-                if not (key_a_2 != INT64_MAX or key_b_2 != INT64_MAX):
-                    break
                 k_2 = key_a_2
                 if key_b_2 < k_2:
                     k_2 = key_b_2
-                x0 = (<float>0.0)
-                if key_a_2 == k_2:
-                    x0 = in_tmp0_val[p_a_2]
-                x1 = (<float>0.0)
-                if key_b_2 == k_2:
-                    x1 = in_a0_val[p_b_2]
+                if k_2 == INT64_MAX:
+                    break
+                x0 = in_tmp0_val[p_a_2] if key_a_2 == k_2 else (<float>0.0)
+                x1 = in_a0_val[p_b_2] if key_b_2 == k_2 else (<float>0.0)
                 v = <float>(x0 - x1)
                 out_crd1[n_row] = <int32_t>k_2
                 out_val[n_row] = v

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: coiterate -> coo
-# sparsefold compiler 0.2.0; source hash a876f465851c0f4d
+# sparsefold compiler 0.2.0; source hash 352a466161534fc1
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] coo
@@ -255,9 +255,9 @@ cdef void _run_body(
 ) noexcept nogil:
     cdef bint stale_a, stale_b, stale_c
     cdef float v, v_2, x0, x1, x2
-    cdef int64_t end_a, end_b, end_c, i0_a, i0_b, i0_c, i1_a, i1_b, i1_c, k, k0, k1, key_a, key_b
-    cdef int64_t key_c, m, n, o0_a, o0_b, o0_c, o1_a, o1_b, o1_c, q0_a, q0_b, q0_c, sf_a, sf_b
-    cdef int64_t sf_bad, sf_c
+    cdef int64_t end_a, end_b, end_c, i0_a, i0_b, i0_c, i1_a, i1_b, i1_c, k, k0, k1, k_met, k_top
+    cdef int64_t key_a, key_b, key_c, m, n, o0_a, o0_b, o0_c, o1_a, o1_b, o1_c, q0_a, q0_b, q0_c
+    cdef int64_t sf_a, sf_b, sf_bad, sf_c
     sf_bad = 0
     n = 0
     m = 0
@@ -344,39 +344,88 @@ cdef void _run_body(
             o1_c = i1_c
             key_c = o0_c * S_n1 + o1_c
     while True:
-        if not (key_c != INT64_MAX or (key_a != INT64_MAX and key_b != INT64_MAX)):
+        while key_a != INT64_MAX and key_b != INT64_MAX and key_b != key_a:
+            k_top = key_a
+            if key_b > k_top:
+                k_top = key_b
+            if key_a < k_top:
+                q0_a = q0_a + 1
+                stale_a = True
+                if stale_a:
+                    stale_a = False
+                    if q0_a >= end_a:
+                        key_a = INT64_MAX
+                    else:
+                        i0_a = in_a0_crd0[q0_a]
+                        if <uint64_t>i0_a >= <uint64_t>S_n0:
+                            if sf_bad == 0:
+                                sf_bad = 1
+                                sf_a = i0_a
+                                sf_b = S_n0
+                                sf_c = 0
+                            i0_a = 0
+                        i1_a = in_a0_crd1[q0_a]
+                        if <uint64_t>i1_a >= <uint64_t>S_n1:
+                            if sf_bad == 0:
+                                sf_bad = 2
+                                sf_a = i1_a
+                                sf_b = S_n1
+                                sf_c = 0
+                            i1_a = 0
+                        o0_a = i0_a
+                        o1_a = i1_a
+                        key_a = o0_a * S_n1 + o1_a
+            if key_b < k_top:
+                q0_b = q0_b + 1
+                stale_b = True
+                if stale_b:
+                    stale_b = False
+                    if q0_b >= end_b:
+                        key_b = INT64_MAX
+                    else:
+                        i0_b = in_a1_crd0[q0_b]
+                        if <uint64_t>i0_b >= <uint64_t>S_n0:
+                            if sf_bad == 0:
+                                sf_bad = 3
+                                sf_a = i0_b
+                                sf_b = S_n0
+                                sf_c = 0
+                            i0_b = 0
+                        i1_b = in_a1_crd1[q0_b]
+                        if <uint64_t>i1_b >= <uint64_t>S_n1:
+                            if sf_bad == 0:
+                                sf_bad = 4
+                                sf_a = i1_b
+                                sf_b = S_n1
+                                sf_c = 0
+                            i1_b = 0
+                        o0_b = i0_b
+                        o1_b = i1_b
+                        key_b = o0_b * S_n1 + o1_b
+        k_met = INT64_MAX
+        if key_a != INT64_MAX and key_b != INT64_MAX:
+            k_met = key_a
+        if key_c == INT64_MAX and k_met == INT64_MAX:
             break
-        k = key_a
-        if key_b < k:
-            k = key_b
-        if key_c < k:
-            k = key_c
-        if key_c == k or (key_a == k and key_b == k):
-            if key_a == k:
-                k0 = o0_a
-                k1 = o1_a
-            elif key_b == k:
-                k0 = o0_b
-                k1 = o1_b
-            elif key_c == k:
-                k0 = o0_c
-                k1 = o1_c
-            x0 = (<float>0.0)
-            if key_a == k:
-                x0 = in_a0_val[q0_a]
-            x1 = (<float>0.0)
-            if key_b == k:
-                x1 = in_a1_val[q0_b]
-            x2 = (<float>0.0)
-            if key_c == k:
-                x2 = in_a2_val[q0_c]
-            v = <float>(x0 * x1)
-            v_2 = <float>(v + x2)
-            out_crd0[n] = <int32_t>k0
-            out_crd1[n] = <int32_t>k1
-            out_val[n] = v_2
-            n = n + 1
-        if key_a == k:
+        k = key_c
+        if k_met < k:
+            k = k_met
+        if k_met == k:
+            k0 = o0_a
+            k1 = o1_a
+        elif key_c == k:
+            k0 = o0_c
+            k1 = o1_c
+        x0 = in_a0_val[q0_a] if k_met == k else (<float>0.0)
+        x1 = in_a1_val[q0_b] if k_met == k else (<float>0.0)
+        x2 = in_a2_val[q0_c] if key_c == k else (<float>0.0)
+        v = <float>(x0 * x1)
+        v_2 = <float>(v + x2)
+        out_crd0[n] = <int32_t>k0
+        out_crd1[n] = <int32_t>k1
+        out_val[n] = v_2
+        n = n + 1
+        if k_met == k:
             q0_a = q0_a + 1
             stale_a = True
             if stale_a:
@@ -403,7 +452,7 @@ cdef void _run_body(
                     o0_a = i0_a
                     o1_a = i1_a
                     key_a = o0_a * S_n1 + o1_a
-        if key_b == k:
+        if k_met == k:
             q0_b = q0_b + 1
             stale_b = True
             if stale_b:

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: coiterate -> coo
-# sparsefold compiler 0.2.0; source hash 94e2e734df721b36
+# sparsefold compiler 0.2.0; source hash 368b114e7003ee3f
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] coo
@@ -307,11 +307,11 @@ cdef void _run_body(
             o1_a1 = (i1_a1 + S_n1)
             key_a1 = o0_a1 * (S_n1 + S_n2) + o1_a1
     while True:
-        if not (key_a0 != INT64_MAX or key_a1 != INT64_MAX):
-            break
         k = key_a0
         if key_a1 < k:
             k = key_a1
+        if k == INT64_MAX:
+            break
         if key_a0 == k:
             k0 = o0_a0
             k1 = o1_a0

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: coiterate -> dense
-# sparsefold compiler 0.2.0; source hash d130e16e82018a66
+# sparsefold compiler 0.2.0; source hash 96a183ab54ac3496
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -283,9 +283,7 @@ cdef void _run_body(
                     if p_a < e_a:
                         i1_a = in_a0_crd1[p_a]
                         key_a = i1_a
-                x0 = (<float>0.0)
-                if key_a == k1:
-                    x0 = in_a0_val[p_a]
+                x0 = in_a0_val[p_a] if key_a == k1 else (<float>0.0)
                 v = <float>(x0 + (<float>1))
                 out_val[k0 * S_n1 + k1] = v
                 if key_a == k1:

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: coiterate -> dense
-# sparsefold compiler 0.2.0; source hash 55be222748681521
+# sparsefold compiler 0.2.0; source hash 52c4bd0a8f182553
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -186,17 +186,13 @@ cdef void _run_body(
                     i1_b = in_a1_crd1[p_b]
                     key_b = i1_b
             while True:
-                if not (key_a != INT64_MAX or key_b != INT64_MAX):
-                    break
                 k = key_a
                 if key_b < k:
                     k = key_b
-                x0 = (<float>0.0)
-                if key_a == k:
-                    x0 = in_a0_val[p_a]
-                x1 = (<float>0.0)
-                if key_b == k:
-                    x1 = in_a1_val[p_b]
+                if k == INT64_MAX:
+                    break
+                x0 = in_a0_val[p_a] if key_a == k else (<float>0.0)
+                x1 = in_a1_val[p_b] if key_b == k else (<float>0.0)
                 v = <float>(x0 + x1)
                 acc = (v if (v > acc or v != v) and acc == acc else acc)
                 acc_n = acc_n + 1
