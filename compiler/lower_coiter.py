@@ -113,7 +113,12 @@ class _Coiteration:
                 c = self.cursors[n][0]
                 with b.collect() as reads:
                     value = convert(c.value(), operand.node.dtype)
-                if not reads:  # one select, not an assignment and a branch (measured faster)
+                if isinstance(here[c], Lit):  # known here (a run of one operand), or not
+                    if here[c].text == "True":
+                        for stmt in reads:
+                            b.emit(stmt)
+                    b.assign(v, value if here[c].text == "True" else zero)
+                elif not reads:  # one select, not an assignment and a branch (measured faster)
                     b.assign(v, Cond(here[c], value, zero))
                 else:  # statements computing the value run only where the cursor is here
                     b.assign(v, zero)
@@ -198,6 +203,9 @@ def _visit(co: _Coiteration, here: dict, acc, coords_of, met: bool = False) -> N
             tests = {}  # a point's cursors are here together: the first of them tells
             for c in cursors:
                 tests.setdefault(here[c], c)
+            sure = [c for t, c in tests.items() if isinstance(t, Lit) and t.text == "True"]
+            tests = {Lit("True", BOOL): sure[0]} if sure else \
+                {t: c for t, c in tests.items() if not isinstance(t, Lit)}
             for i, (test, c) in enumerate(tests.items()):
                 with (b.if_(test) if i == 0 else b.elif_(test)):
                     for d, x in enumerate(coords_of(c)):
@@ -358,7 +366,7 @@ def _merge(co: _Coiteration, k: Var, acc, coords_of) -> None:
                 _min_key(b, k, co.all_cursors())
             here = {c: Bin("==", c.key, k) for c in co.all_cursors()}
         else:
-            here = _meet_points(b, k, points)
+            here = _meet_points(co, k, points, acc, coords_of)
         _visit(co, here, acc, coords_of, met=points is not None)
         for c in co.all_cursors():
             with b.if_(here[c]):
@@ -379,12 +387,17 @@ def _disjoint_points(co: _Coiteration):
     return [[co.cursors[n][0] for n in sorted(p)] for p in co.plan.lattice.points]
 
 
-def _meet_points(b, k: Var, points) -> dict:
+def _meet_points(co: _Coiteration, k: Var, points, acc, coords_of) -> dict:
     """Bring each intersecting point's cursors to a common key (step the ones behind the
     largest, as an intersection of two does, until all agree or one is done), ``k`` the
     smallest key a point is present at (break when none is), and each cursor *here* when
     its point is present at ``k``. Entries of an operand where the rest of its point is
-    absent are stepped over: they are 0 in the result (the lattice is partitioned)."""
+    absent are stepped over: they are 0 in the result (the lattice is partitioned).
+
+    A one-operand point then runs alone up to the next key of any other point (:func:`_run`):
+    in ``A * B + C`` the products are rare and ``C``'s entries between them are visited by a
+    loop that tests nothing else."""
+    b = co.low.b
     keys = []
     for cs in points:
         if len(cs) == 1:
@@ -406,6 +419,9 @@ def _meet_points(b, k: Var, points) -> dict:
         with b.if_(_all([Bin("!=", c.key, END) for c in cs])):
             b.assign(met, cs[0].key)
         keys.append(met)
+    for i, cs in enumerate(points):
+        if len(cs) == 1 and len(points) > 1:
+            _run(co, cs[0], [key for j, key in enumerate(keys) if j != i], k, acc, coords_of)
     with b.if_(_all([Bin("==", key, END) for key in keys])):
         b.brk()
     b.assign(k, keys[0])
@@ -413,6 +429,23 @@ def _meet_points(b, k: Var, points) -> dict:
         with b.if_(Bin("<", key, k)):
             b.assign(k, key)
     return {c: Bin("==", key, k) for cs, key in zip(points, keys) for c in cs}
+
+
+def _run(co: _Coiteration, c, others: list[Expr], k: Var, acc, coords_of) -> None:
+    """Visit ``c``'s entries while its key is below every other point's: no other operand
+    is here (they read as 0), and only ``c`` steps."""
+    b = co.low.b
+    bound = b.fresh("k_next")
+    b.assign(bound, others[0])
+    for key in others[1:]:
+        with b.if_(Bin("<", key, bound)):
+            b.assign(bound, key)
+    with b.while_(Bin("<", c.key, bound)):
+        b.assign(k, c.key)
+        here = {x: Lit("True" if x is c else "False", BOOL) for x in co.all_cursors()}
+        _visit(co, here, acc, coords_of, met=True)
+        c.step()
+        c.settle()
 
 
 class _RowLength(Assembler):

@@ -34,6 +34,7 @@ PROGRAMS = {  # name: (fn over a, b, c, d, x; partitioned?)
     "mul_add": (lambda a, b, c, d, x: a * b + c, True),
     "two_products": (lambda a, b, c, d, x: a * b + c * d, True),
     "three_way_product_plus": (lambda a, b, c, d, x: a * b * c - d, True),
+    "product_plus_two": (lambda a, b, c, d, x: a * b + c - d, True),
     "scaled_product_plus": (lambda a, b, c, d, x: a * b * x + c, True),
     "max_of_product_and_operand": (lambda a, b, c, d, x: sf.maximum(a * b, c), True),
     "product_alone": (lambda a, b, c, d, x: a * b, True),
@@ -69,12 +70,13 @@ def test_an_operand_used_twice_is_not_partitioned():
     assert _lattice(a * b + c).partitioned
 
 
-@pytest.mark.parametrize("fmt", ["csr", "coo", "csc"])
+@pytest.mark.parametrize("fmt,out", [("csr", "csr"), ("coo", "csr"), ("csc", "csr"),
+                                     ("coo", "coo")])  # coo -> coo: the flat merge
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
-def test_kernels_equal_numpy(name, fmt):
+def test_kernels_equal_numpy(name, fmt, out):
     fn, _ = PROGRAMS[name]
     args = [sp.csr_array(m).asformat(fmt) for m in DENSE] + [X]
-    out = "dense" if name == "dense_valued" else "csr"
+    out = "dense" if name == "dense_valued" else out
     got = sf.jit(fn, out=out)(*args)
     got = got if isinstance(got, np.ndarray) else got.toarray()
     expected = fn(*DENSE, X) if name not in ("max_of_product_and_operand", "max_times_minus") \
@@ -109,3 +111,5 @@ def test_a_point_met_inside_another_points_region():
         np.testing.assert_array_equal(got.toarray(), a * b + c)
         assert got.has_sorted_indices
         np.testing.assert_array_equal(got.indptr, sp.csr_array(a * b + c).indptr)
+        flat = sf.jit(lambda x, y, z: x * y + z, out="coo")(*args)
+        np.testing.assert_array_equal(flat.toarray(), a * b + c)

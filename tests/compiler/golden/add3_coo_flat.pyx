@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: coiterate -> coo
-# sparsefold compiler 0.2.0; source hash 352a466161534fc1
+# sparsefold compiler 0.2.0; source hash 3975f179a8079c68
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] coo
@@ -254,10 +254,10 @@ cdef void _run_body(
         int64_t* sf_ret,
 ) noexcept nogil:
     cdef bint stale_a, stale_b, stale_c
-    cdef float v, v_2, x0, x1, x2
-    cdef int64_t end_a, end_b, end_c, i0_a, i0_b, i0_c, i1_a, i1_b, i1_c, k, k0, k1, k_met, k_top
-    cdef int64_t key_a, key_b, key_c, m, n, o0_a, o0_b, o0_c, o1_a, o1_b, o1_c, q0_a, q0_b, q0_c
-    cdef int64_t sf_a, sf_b, sf_bad, sf_c
+    cdef float v, v_2, v_3, v_4, x0, x0_2, x1, x1_2, x2, x2_2
+    cdef int64_t end_a, end_b, end_c, i0_a, i0_b, i0_c, i1_a, i1_b, i1_c, k, k0, k0_2, k1, k1_2
+    cdef int64_t k_met, k_next, k_top, key_a, key_b, key_c, m, n, o0_a, o0_b, o0_c, o1_a, o1_b
+    cdef int64_t o1_c, q0_a, q0_b, q0_c, sf_a, sf_b, sf_bad, sf_c
     sf_bad = 0
     n = 0
     m = 0
@@ -405,25 +405,65 @@ cdef void _run_body(
         k_met = INT64_MAX
         if key_a != INT64_MAX and key_b != INT64_MAX:
             k_met = key_a
+        k_next = k_met
+        while key_c < k_next:
+            k = key_c
+            k0 = o0_c
+            k1 = o1_c
+            x0 = (<float>0.0)
+            x1 = (<float>0.0)
+            x2 = in_a2_val[q0_c]
+            v = <float>(x0 * x1)
+            v_2 = <float>(v + x2)
+            out_crd0[n] = <int32_t>k0
+            out_crd1[n] = <int32_t>k1
+            out_val[n] = v_2
+            n = n + 1
+            q0_c = q0_c + 1
+            stale_c = True
+            if stale_c:
+                stale_c = False
+                if q0_c >= end_c:
+                    key_c = INT64_MAX
+                else:
+                    i0_c = in_a2_crd0[q0_c]
+                    if <uint64_t>i0_c >= <uint64_t>S_n0:
+                        if sf_bad == 0:
+                            sf_bad = 5
+                            sf_a = i0_c
+                            sf_b = S_n0
+                            sf_c = 0
+                        i0_c = 0
+                    i1_c = in_a2_crd1[q0_c]
+                    if <uint64_t>i1_c >= <uint64_t>S_n1:
+                        if sf_bad == 0:
+                            sf_bad = 6
+                            sf_a = i1_c
+                            sf_b = S_n1
+                            sf_c = 0
+                        i1_c = 0
+                    o0_c = i0_c
+                    o1_c = i1_c
+                    key_c = o0_c * S_n1 + o1_c
         if key_c == INT64_MAX and k_met == INT64_MAX:
             break
         k = key_c
         if k_met < k:
             k = k_met
         if k_met == k:
-            k0 = o0_a
-            k1 = o1_a
+            k0_2 = o0_a
+            k1_2 = o1_a
         elif key_c == k:
-            k0 = o0_c
-            k1 = o1_c
-        x0 = in_a0_val[q0_a] if k_met == k else (<float>0.0)
-        x1 = in_a1_val[q0_b] if k_met == k else (<float>0.0)
-        x2 = in_a2_val[q0_c] if key_c == k else (<float>0.0)
-        v = <float>(x0 * x1)
-        v_2 = <float>(v + x2)
-        out_crd0[n] = <int32_t>k0
-        out_crd1[n] = <int32_t>k1
-        out_val[n] = v_2
+            k0_2 = o0_c
+            k1_2 = o1_c
+        x0_2 = in_a0_val[q0_a] if k_met == k else (<float>0.0)
+        x1_2 = in_a1_val[q0_b] if k_met == k else (<float>0.0)
+        x2_2 = in_a2_val[q0_c] if key_c == k else (<float>0.0)
+        v_3 = <float>(x0_2 * x1_2)
+        v_4 = <float>(v_3 + x2_2)
+        out_crd0[n] = <int32_t>k0_2
+        out_crd1[n] = <int32_t>k1_2
+        out_val[n] = v_4
         n = n + 1
         if k_met == k:
             q0_a = q0_a + 1
