@@ -11,10 +11,12 @@ sparse operand of a map is a *view* (shape operators over one leaf) that a curso
   computes a map below them first when it must.
 * **Fills.** ``pad(x, c)`` with ``c != 0`` becomes ``where(inside, pad(x, 0), c)``; a sum
   over a filled pydata input sums its storage and adds the fill once per implicit entry.
-* **Contractions.** ``sum(x * y)`` contracting axes of two sparse n-d operands (tensordot,
-  n-d matmul without batch axes) becomes a matrix product of two reshaped views, reshaped
-  back: ``Σ_k x[i.., k..] y[k.., j..]`` with ``i..``, ``k..``, ``j..`` each collapsed
-  row-major is exactly the matrix product's entry.
+* **Contractions.** A computed operand of a sparse × sparse contraction (``A @ (B + C)``)
+  is not pushed into: it stays a map under its shape operators, and the planner computes it
+  into a sparse temporary. ``sum(x * y)`` contracting axes of two sparse n-d operands
+  (tensordot, n-d matmul without batch axes) becomes a matrix product of two reshaped
+  views, reshaped back: ``Σ_k x[i.., k..] y[k.., j..]`` with ``i..``, ``k..``, ``j..``
+  each collapsed row-major is exactly the matrix product's entry.
 
 Both rewrites keep shape and dtype; the result is checked by re-building every node.
 """
@@ -139,37 +141,66 @@ def _split_fill_sum(node: Reduce) -> Node | None:
     return total
 
 
-def _rewrite(node: Node, memo: dict[int, tuple[Node, Node]]) -> Node:
+def _rewrite(node: Node, memo: dict[int, tuple[Node, Node]], whole: dict[int, Node]) -> Node:
     # keyed by id, so the entry keeps ``node`` alive: the views built below
     # (``with_operands(new, [a])``) are temporaries, and a dead one's id can be reused
     # by the next, which would then be rewritten as the dead one was
     hit = memo.get(id(node))
     if hit is not None and hit[0] is node:
         return hit[1]
-    new = with_operands(node, [_rewrite(o, memo) for o in node.operands()])
+    new = with_operands(node, [_rewrite(o, memo, whole) for o in node.operands()])
     if isinstance(new, Pad) and new.fill != 0 and _sparse(new.arg):
         new = _split_fill(new)
     if isinstance(new, Reduce):
         split = _split_fill_sum(new)
         if split is not None:
-            new = _rewrite(split, memo)
+            new = _rewrite(split, memo, whole)
     if isinstance(new, Reduce):
         matrix = _as_matrix_product(new)
         if matrix is not None:
-            new = _rewrite(matrix, memo)
+            new = _rewrite(matrix, memo, whole)
     if isinstance(new, Map) and _sparse(new):
         new = _explicit(new)
-    if _pushable(new) and isinstance(new.operands()[0], Map) and _sparse(new.operands()[0]):
+    if id(node) in whole:
+        whole[id(new)] = new
+    if _pushable(new) and isinstance(new.operands()[0], Map) and \
+            _sparse(new.operands()[0]) and id(new.operands()[0]) not in whole:
         inner = new.operands()[0]
-        args = [a if isinstance(a, Literal) else _rewrite(with_operands(new, [a]), memo)
-                for a in inner.args]
+        args = [a if isinstance(a, Literal) else
+                _rewrite(with_operands(new, [a]), memo, whole) for a in inner.args]
         new = with_operands(inner, args)
     memo[id(node)] = (node, new)
     return new
 
 
+def _contraction_operands(program: Node) -> dict[int, Node]:
+    """Maps of sparse inputs that are an operand of a sparse × sparse contraction (the
+    ``B + C`` of ``A @ (B + C)``), by id. They stay whole under their shape operators: the
+    planner computes each into a sparse temporary and the product stays a contraction.
+    Pushed down, the operand would no longer be a view, and the product would be planned as
+    an elementwise map of rows × inner × columns: a dense temporary of that size."""
+    from sparsefold.compiler.contract import core
+    whole: dict[int, Node] = {}
+    for n in topological(program):
+        if not isinstance(n, Reduce) or not isinstance(n.arg, Map):
+            continue
+        monoid = n.monoid if isinstance(n.monoid, str) else n.monoid.name
+        arg = n.arg
+        if monoid != "sum" or arg.fn.name != "multiply" or len(arg.args) != 2 or \
+                not all(_sparse(a) for a in arg.args):
+            continue
+        for a in arg.args:
+            found = core(a)
+            node = None if found is None else found[0]
+            while node is not None and _pushable(node):  # (b + c).T: the map below
+                node = node.operands()[0]
+            if isinstance(node, Map) and _sparse(node):
+                whole[id(node)] = node
+    return whole
+
+
 def normalize(program: Node) -> Node:
-    out = _rewrite(program, {})
+    out = _rewrite(program, {}, _contraction_operands(program))
     if out.shape != program.shape or out.dtype != program.dtype:
         raise InternalError(f"normalize changed {program.dtype}{program.shape} into "
                             f"{out.dtype}{out.shape}")
