@@ -75,25 +75,47 @@ def reduce_below(program: Node) -> tuple[Reduce | None, tuple[ShapeOp, ...]]:
 
 def dense_valued(program: Node) -> bool:
     """Is the result dense, as scipy's would be: no sparse input; a reduction that is not a
-    product of two sparse operands (``A @ x``, ``A.sum(axis=0)``); or an expression nonzero
-    where its operands store nothing (``A + 1``, ``A == 0``)? The front end's default
-    output format follows it."""
+    sparse × sparse contraction (``A @ x``, ``A.sum(axis=0)``, ``sum(A * B, axis=1)``); or
+    an expression nonzero where its operands store nothing (``A + 1``, ``A == 0``, and
+    ``A @ x + y``: an argument that is itself dense-valued counts as dense)? The front
+    end's default output format follows it."""
     if not has_sparse_input(program):
         return True
     red, _ = reduce_below(program)
     if red is not None:
-        from sparsefold.compiler.contract import core
-        arg = red.arg
-        pair = isinstance(arg, Map) and arg.fn.name == "multiply" and len(arg.args) == 2
-        return not (pair and all(has_sparse_input(a) for a in arg.args) and
-                    all(core(a) is not None for a in arg.args))
+        return not _sparse_contraction(red)
     if isinstance(program, Map):
+        args = [Input(f"dense_valued{d}", a.shape, a.dtype, "dense")
+                if has_sparse_input(a) and dense_valued(a) else a
+                for d, a in enumerate(program.args)]
+        if any(x is not a for x, a in zip(args, program.args)):
+            program = replace(program, args=tuple(args))
+            if not has_sparse_input(program):
+                return True
         try:
             operands = _operands(program, exact=False)
         except NeedsStage:
             return False
         return build_lattice(program, {o.node: n for n, o in enumerate(operands)}).universe
     return False
+
+
+def _sparse_contraction(red: Reduce) -> bool:
+    """A sum of a product of two sparse operands in which one keeps an axis of its own
+    (``A @ B``, ``A @ s`` with ``s`` a sparse vector): its result is sparse. Without such an
+    axis (``sum(A * B, axis=1)``, a row-wise dot product) every kept cell sums a product
+    over a whole line, and the result is a reduction like any other: dense."""
+    from sparsefold.compiler.contract import core
+    arg = red.arg
+    if not (isinstance(arg, Map) and arg.fn.name == "multiply" and len(arg.args) == 2 and
+            all(has_sparse_input(a) for a in arg.args)):
+        return False
+    found = [core(a) for a in arg.args]
+    if None in found:
+        return False
+    (_, ax), (_, ay) = found
+    reduced = set(red.axes)
+    return bool(set(ax) - set(ay) - reduced or set(ay) - set(ax) - reduced)
 
 
 def plan(program: Node, fmt: Format, *, exact: bool = False, checked: bool = False) -> Plan:

@@ -73,6 +73,25 @@ def test_invert_of_integers_is_dense_valued():
     assert isinstance(_check(lambda x: ~x, [XI]), np.ndarray)
 
 
+@pytest.mark.parametrize("name,fn,dense", [
+    ("row dot products", lambda x, y: sf.sum(x * y, axis=1), True),
+    ("column dot products", lambda x, y: sf.sum(x * y, axis=0), True),
+    ("row norms", lambda x, y: sf.sqrt(sf.sum(x * x, axis=1)), True),
+    ("matvec plus a vector", lambda x, y: x @ y[0] + y[1, :1], True),
+    ("scaled matvec", lambda x, y: (x @ y[0]) * 2, True),
+    ("sparse product", lambda x, y: x @ y.T, False),
+    ("sparse product plus sparse", lambda x, y: x @ y.T + x @ x.T, False),
+    ("dense-valued times sparse", lambda x, y: (x + 1) * y, False),
+])
+def test_default_result_format_follows_the_value(name, fn, dense):
+    """Default ``out``: dense where the result is dense-valued as scipy's is (a reduction
+    that is not a sparse x sparse product; an expression of dense-valued results), else
+    the first sparse input's format."""
+    second = np.arange(12.0).reshape(2, 6) if "matvec" in name else X * 2
+    got = _check(fn, [X, second])
+    assert isinstance(got, np.ndarray) is dense, type(got)
+
+
 @pytest.mark.parametrize("name", ["floor_divide", "remainder", "bitwise_and", "bitwise_or",
                                   "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift"])
 def test_integer_binary(name):
