@@ -5,8 +5,10 @@ becomes appends: values accumulate in ``ws_val`` (one slot per column), ``ws_mar
 records which row last touched column ``j`` (so the workspace is never cleared between
 rows: a row's tag differs from every earlier one), and ``ws_list`` lists the columns in the
 order they were first touched. Flushing a row emits its columns in increasing order: by
-sorting the list, or — when the row touched more than a sixteenth of the columns — by
-scanning the marks, which is cheaper than sorting so many.
+sorting the list (``_sf_sort``: left alone when already in order, buckets over the row's span
+and an insertion sort for up to 2048 columns, else an introsort), or — when the row
+touched more than a sixteenth of the columns — by scanning the marks, which is cheaper than
+sorting so many.
 
 Memory: three arrays of the row length (O(columns)), allocated once per call. A parallel row
 loop gives every thread its own workspace: the arrays hold one slice of the row length per
@@ -102,15 +104,73 @@ cdef void _sf_introsort(int64_t* a, int64_t n, int depth) noexcept nogil:
         a[j + 1] = v
 
 
-cdef void _sf_sort(int64_t* a, int64_t n) noexcept nogil:
-    # a workspace's touched columns in increasing order (distinct values), inlined compares:
-    # qsort's comparison callback cost a third of a sparse x sparse product
+cdef void _sf_introsort_all(int64_t* a, int64_t n) noexcept nogil:
+    # inlined compares: qsort's comparison callback cost a third of a sparse x sparse product
     cdef int depth = 0
     cdef int64_t m = n
     while m > 1:
         depth = depth + 2
         m = m >> 1
     _sf_introsort(a, n, depth)
+
+
+cdef void _sf_sort(int64_t* a, int64_t n) noexcept nogil:
+    # a workspace's touched columns (distinct values) in increasing order. A row of up to
+    # 2048 columns is distributed into about 2n buckets of the span it covers and finished by
+    # an insertion sort (each column is at most a few places from its own: 3-4x faster than
+    # the introsort on ~100 scattered columns, measured); a row already in order (one
+    # contributing row) is left as it is; a longer row, or one whose columns crowd into a
+    # bucket (more than 16), takes the introsort: O(n log n) whatever the order
+    cdef int64_t tmp[2048]
+    cdef int32_t start[4097]
+    cdef int64_t i, j, v, lo, hi, crowd
+    cdef int width, shift, buckets, k
+    cdef bint ordered = True
+    if n < 2:
+        return
+    lo = a[0]
+    hi = a[0]
+    for i in range(1, n):
+        v = a[i]
+        ordered = ordered & (v > a[i - 1])
+        lo = v if v < lo else lo
+        hi = v if v > hi else hi
+    if ordered:
+        return
+    if n > 2048:
+        _sf_introsort_all(a, n)
+        return
+    width = 1
+    while (<int64_t>1 << width) < 2 * n:
+        width = width + 1
+    shift = 0
+    while ((hi - lo) >> shift) >= (<int64_t>1 << width):
+        shift = shift + 1
+    buckets = <int>((hi - lo) >> shift) + 1
+    for k in range(buckets + 1):
+        start[k] = 0
+    for i in range(n):
+        start[((a[i] - lo) >> shift) + 1] += 1
+    crowd = 0
+    for k in range(buckets):
+        crowd = start[k + 1] if start[k + 1] > crowd else crowd
+        start[k + 1] += start[k]
+    if crowd > 16:
+        _sf_introsort_all(a, n)
+        return
+    for i in range(n):
+        v = a[i]
+        k = <int>((v - lo) >> shift)
+        tmp[start[k]] = v
+        start[k] += 1
+    for i in range(1, n):
+        v = tmp[i]
+        j = i - 1
+        while j >= 0 and tmp[j] > v:
+            tmp[j + 1] = tmp[j]
+            j = j - 1
+        tmp[j + 1] = v
+    memcpy(a, tmp, n * sizeof(int64_t))
 '''
 
 
