@@ -29,6 +29,7 @@ from sparsefold.compiler.loops import Bin, Lit
 from sparsefold.compiler.lower_bulk import lower_bulk
 from sparsefold.compiler.lower_coiter import lower_coiter
 from sparsefold.compiler.lower_contract import (
+    PREFETCH_HELPER,
     TEAM,
     contract_sizes,
     fills_rows_in_parallel,
@@ -235,6 +236,7 @@ class StageKernel:
             functions.append(cl.function("count", (total,)))
         if isinstance(p, ContractPlan) and not isinstance(asm, DenseOut):
             helpers = (PAIR_SORT_HELPER,) if sorted_workspace else (SORT_HELPER,)
+            helpers += (PREFETCH_HELPER,)
         # the happy path of a call in the module itself (issue #13: call overhead)
         fast = fast_entry(self, index_dtypes, out_index, unit_stride, functions,
                           self._assembler(out_index), self.assumed)

@@ -131,3 +131,16 @@ def test_two_threads_give_the_same_rows():
     a = _random(400, 300, 8, 13)
     b = _random(300, 6000, 12, 14)
     _check(a, b, threads=2)
+
+
+@pytest.mark.parametrize("bad", [300, 2**31 - 1, -5])
+def test_a_bad_index_ahead_is_reported_not_read(bad):
+    # the located rows of the next entries are fetched ahead (a hint); an index out of range
+    # there must not be read through, and the call reports it as before
+    a = _random(40, 300, 8, 15)
+    b = _random(300, 6000, 12, 16)
+    a.indices[-3] = bad
+    f = sf.jit(lambda x, y: x @ y, threads=1)
+    with pytest.raises(sf.InvalidData, match=rf"a0: indices out of range \[0, 300\): "
+                                              rf"found {bad}"):
+        f(a, b)

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: contract -> csr
-# sparsefold compiler 0.2.0; source hash b1c3c6c00beda2fb
+# sparsefold compiler 0.2.0; source hash 55d4122ecccec2c0
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -212,6 +212,10 @@ cdef void _sf_sort(int64_t* a, int64_t n) noexcept nogil:
     memcpy(a, tmp, n * sizeof(int64_t))
 
 
+cdef extern from *:
+    void __builtin_prefetch(const void*) nogil
+
+
 cdef void _run_body(
         int64_t S_n0,
         int64_t S_n1,
@@ -233,8 +237,9 @@ cdef void _run_body(
         int64_t* sf_ret,
 ) noexcept nogil:
     cdef float v, x
-    cdef int64_t c_d, c_l, i_d, i_l, j, m, n, n_row, pos_bad, q_d, q_l, r, range_v, range_v_2, s_d
-    cdef int64_t s_l, sf_a, sf_b, sf_bad, sf_c, t, t_2, t_3, t_4, tag, ws_n, ws_off
+    cdef int64_t c_d, c_l, i_d, i_l, j, m, n, n_row, pf_at, pf_row, pf_row_2, pos_bad, q_d, q_l, r
+    cdef int64_t range_v, range_v_2, s_d, s_l, sf_a, sf_b, sf_bad, sf_c, t, t_2, t_3, t_4, tag
+    cdef int64_t ws_n, ws_off
     cdef uint32_t row_bad32, row_bad32_2, row_lim32, row_lim32_2
     cdef int sf_nt, sf_t, sf_pick, sf_tid
     cdef int64_t sf_lo, sf_hi
@@ -317,6 +322,16 @@ cdef void _run_body(
                             range_v_2 = 0
                 if not row_bad32_2:
                     for q_d in range(in_a0_pos1[s_d], in_a0_pos1[s_d + 1]):
+                        if q_d + 5 < in_a0_pos1[S_n0]:
+                            pf_row = in_a0_crd1[q_d + 5]
+                            if <uint64_t>pf_row < <uint64_t>S_n1:
+                                __builtin_prefetch(&in_a1_pos1[pf_row])
+                        if q_d + 2 < in_a0_pos1[S_n0]:
+                            pf_row_2 = in_a0_crd1[q_d + 2]
+                            if <uint64_t>pf_row_2 < <uint64_t>S_n1:
+                                pf_at = in_a1_pos1[pf_row_2]
+                                __builtin_prefetch(&in_a1_crd1[pf_at])
+                                __builtin_prefetch(&in_a1_val[pf_at])
                         i_d = in_a0_crd1[q_d]
                         c_d = i_d
                         x = in_a0_val[q_d]
@@ -432,8 +447,9 @@ cdef void _count_body(
         int64_t ws_team,
         int64_t* sf_ret,
 ) noexcept nogil:
-    cdef int64_t c_d, c_l, i_d, i_l, pos_bad, q_d, q_l, r, range_v, range_v_2, s_d, s_l, sf_a
-    cdef int64_t sf_b, sf_bad, sf_c, t, t_2, t_3, t_4, total, ws_n, ws_off
+    cdef int64_t c_d, c_l, i_d, i_l, pf_at, pf_row, pf_row_2, pos_bad, q_d, q_l, r, range_v
+    cdef int64_t range_v_2, s_d, s_l, sf_a, sf_b, sf_bad, sf_c, t, t_2, t_3, t_4, total, ws_n
+    cdef int64_t ws_off
     cdef uint32_t row_bad32, row_bad32_2, row_lim32, row_lim32_2
     cdef int sf_nt, sf_t, sf_pick, sf_tid
     cdef int64_t sf_lo, sf_hi
@@ -512,6 +528,15 @@ cdef void _count_body(
                             range_v_2 = 0
                 if not row_bad32_2:
                     for q_d in range(in_a0_pos1[s_d], in_a0_pos1[s_d + 1]):
+                        if q_d + 5 < in_a0_pos1[S_n0]:
+                            pf_row = in_a0_crd1[q_d + 5]
+                            if <uint64_t>pf_row < <uint64_t>S_n1:
+                                __builtin_prefetch(&in_a1_pos1[pf_row])
+                        if q_d + 2 < in_a0_pos1[S_n0]:
+                            pf_row_2 = in_a0_crd1[q_d + 2]
+                            if <uint64_t>pf_row_2 < <uint64_t>S_n1:
+                                pf_at = in_a1_pos1[pf_row_2]
+                                __builtin_prefetch(&in_a1_crd1[pf_at])
                         i_d = in_a0_crd1[q_d]
                         c_d = i_d
                         s_l = c_d
