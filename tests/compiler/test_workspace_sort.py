@@ -75,7 +75,8 @@ def _random(rows, cols, per_row, seed, dtype="float64"):
     return a
 
 
-@pytest.mark.parametrize("dtype", ["float64", "int64", "float32"])
+@pytest.mark.parametrize("dtype", ["float64", "int64", "float32", "int32", "complex64",
+                                   "complex128"])
 def test_scattered_rows_take_the_buckets(dtype):
     # ~100 of 6000 columns per row: under a sixteenth, up to 2048, spread over the span
     a = _random(200, 300, 8, 1, dtype)

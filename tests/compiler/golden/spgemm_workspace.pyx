@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: contract -> csr
-# sparsefold compiler 0.2.0; source hash 55d4122ecccec2c0
+# sparsefold compiler 0.2.0; source hash cdddf635e57c260a
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -230,9 +230,9 @@ cdef void _run_body(
         int32_t_restrict out_pos1,
         float_restrict out_val,
         int64_t_restrict out_row_pos,
-        int64_t_restrict out_ws_mark,
         int64_t_restrict out_ws_list,
-        float_restrict out_ws_val,
+        int64_t_restrict out_ws_slot,
+        float_restrict out_ws_slot_val,
         int64_t ws_team,
         int64_t* sf_ret,
 ) noexcept nogil:
@@ -340,26 +340,26 @@ cdef void _run_body(
                             i_l = in_a1_crd1[q_l]
                             c_l = i_l
                             v = <float>(x * in_a1_val[q_l])
-                            if out_ws_mark[ws_off + c_l] != tag:
-                                out_ws_mark[ws_off + c_l] = tag
+                            if out_ws_slot[2 * (ws_off + c_l)] != tag:
+                                out_ws_slot[2 * (ws_off + c_l)] = tag
                                 out_ws_list[ws_off + ws_n] = c_l
                                 ws_n = ws_n + 1
-                                out_ws_val[ws_off + c_l] = v
+                                out_ws_slot_val[4 * (ws_off + c_l) + 2] = v
                             else:
-                                out_ws_val[ws_off + c_l] = out_ws_val[ws_off + c_l] + v
+                                out_ws_slot_val[4 * (ws_off + c_l) + 2] = out_ws_slot_val[4 * (ws_off + c_l) + 2] + v
                 if ws_n * 16 > S_n2:
                     # a dense row: scanning the marks is cheaper than sorting
                     for j in range(S_n2):
-                        if out_ws_mark[ws_off + j] == tag:
+                        if out_ws_slot[2 * (ws_off + j)] == tag:
                             out_crd1[n_row] = <int32_t>j
-                            out_val[n_row] = out_ws_val[ws_off + j]
+                            out_val[n_row] = out_ws_slot_val[4 * (ws_off + j) + 2]
                             n_row = n_row + 1
                 else:
                     _sf_sort(out_ws_list + ws_off, ws_n)
                     for t_4 in range(ws_n):
                         j = out_ws_list[ws_off + t_4]
                         out_crd1[n_row] = <int32_t>j
-                        out_val[n_row] = out_ws_val[ws_off + j]
+                        out_val[n_row] = out_ws_slot_val[4 * (ws_off + j) + 2]
                         n_row = n_row + 1
                 out_pos1[r + 1] = <int32_t>n_row
             sf_pick = -1
@@ -395,9 +395,9 @@ def run(
         object p_out_pos1,
         object p_out_val,
         object p_out_row_pos,
-        object p_out_ws_mark,
         object p_out_ws_list,
-        object p_out_ws_val,
+        object p_out_ws_slot,
+        object p_out_ws_slot_val,
         int64_t ws_team,
 ):
     cdef int64_t sf_ret[6]
@@ -417,15 +417,16 @@ def run(
     cdef float_restrict out_val = <float_restrict>_sf_address(p_out_val, sizeof(float), 1)
     cdef int64_t_restrict out_row_pos = <int64_t_restrict>_sf_address(
         p_out_row_pos, sizeof(int64_t), 1)
-    cdef int64_t_restrict out_ws_mark = <int64_t_restrict>_sf_address(
-        p_out_ws_mark, sizeof(int64_t), 1)
     cdef int64_t_restrict out_ws_list = <int64_t_restrict>_sf_address(
         p_out_ws_list, sizeof(int64_t), 1)
-    cdef float_restrict out_ws_val = <float_restrict>_sf_address(p_out_ws_val, sizeof(float), 1)
+    cdef int64_t_restrict out_ws_slot = <int64_t_restrict>_sf_address(
+        p_out_ws_slot, sizeof(int64_t), 1)
+    cdef float_restrict out_ws_slot_val = <float_restrict>_sf_address(
+        p_out_ws_slot_val, sizeof(float), 1)
     with nogil:
         _run_body(S_n0, S_n1, S_n2, in_a0_pos1, in_a0_crd1, in_a0_val, in_a1_pos1, in_a1_crd1,
-            in_a1_val, out_crd1, out_pos1, out_val, out_row_pos, out_ws_mark, out_ws_list,
-            out_ws_val, ws_team, sf_ret)
+            in_a1_val, out_crd1, out_pos1, out_val, out_row_pos, out_ws_list, out_ws_slot,
+            out_ws_slot_val, ws_team, sf_ret)
     if sf_ret[2]:
         _sf_fail(sf_ret[2], sf_ret[3], sf_ret[4], sf_ret[5])
     return (sf_ret[0], sf_ret[1])
@@ -441,8 +442,8 @@ cdef void _count_body(
         int32_t_restrict in_a1_pos1,
         int32_t_restrict in_a1_crd1,
         float_restrict in_a1_val,
-        int64_t_restrict out_ws_mark,
         int64_t_restrict out_ws_list,
+        int64_t_restrict out_ws_mark,
         int64_t_restrict out_row_pos,
         int64_t ws_team,
         int64_t* sf_ret,
@@ -579,8 +580,8 @@ def count(
         object p_in_a1_pos1,
         object p_in_a1_crd1,
         object p_in_a1_val,
-        object p_out_ws_mark,
         object p_out_ws_list,
+        object p_out_ws_mark,
         object p_out_row_pos,
         int64_t ws_team,
 ):
@@ -596,15 +597,15 @@ def count(
     cdef int32_t_restrict in_a1_crd1 = <int32_t_restrict>_sf_address(
         p_in_a1_crd1, sizeof(int32_t), 0)
     cdef float_restrict in_a1_val = <float_restrict>_sf_address(p_in_a1_val, sizeof(float), 0)
-    cdef int64_t_restrict out_ws_mark = <int64_t_restrict>_sf_address(
-        p_out_ws_mark, sizeof(int64_t), 1)
     cdef int64_t_restrict out_ws_list = <int64_t_restrict>_sf_address(
         p_out_ws_list, sizeof(int64_t), 1)
+    cdef int64_t_restrict out_ws_mark = <int64_t_restrict>_sf_address(
+        p_out_ws_mark, sizeof(int64_t), 1)
     cdef int64_t_restrict out_row_pos = <int64_t_restrict>_sf_address(
         p_out_row_pos, sizeof(int64_t), 1)
     with nogil:
         _count_body(S_n0, S_n1, S_n2, in_a0_pos1, in_a0_crd1, in_a0_val, in_a1_pos1, in_a1_crd1,
-            in_a1_val, out_ws_mark, out_ws_list, out_row_pos, ws_team, sf_ret)
+            in_a1_val, out_ws_list, out_ws_mark, out_row_pos, ws_team, sf_ret)
     if sf_ret[1]:
         _sf_fail(sf_ret[1], sf_ret[2], sf_ret[3], sf_ret[4])
     return sf_ret[0]
