@@ -2,8 +2,9 @@
 with their columns in increasing order and each column's sum added in the driver row's order,
 whichever way the row is put in order:
 
-* a row already in order (one contributing row) is left as it is;
-* up to 2048 scattered columns: buckets of the row's span, then an insertion sort;
+* a row already in order (one contributing row) is left as it is; up to 24 columns take an
+  insertion sort;
+* 25 to 2048 scattered columns: buckets of the row's span, then an insertion sort;
 * columns crowding into one bucket, or more than 2048 of them: the introsort;
 * more than a sixteenth of the columns: the scan of the marks.
 
@@ -81,6 +82,13 @@ def test_scattered_rows_take_the_buckets(dtype):
     # ~100 of 6000 columns per row: under a sixteenth, up to 2048, spread over the span
     a = _random(200, 300, 8, 1, dtype)
     b = _random(300, 6000, 12, 2, dtype)
+    _check(a, b)
+
+
+def test_short_rows_take_the_insertion_sort():
+    # ~16 columns from 8 contributing rows: out of order, under 25
+    a = _random(200, 300, 8, 17)
+    b = _random(300, 6000, 2, 18)
     _check(a, b)
 
 

@@ -154,7 +154,7 @@ cdef void _sf_introsort_all(int64_t* a, int64_t n) noexcept nogil:
 
 
 cdef void _sf_sort(int64_t* a, int64_t n) noexcept nogil:
-    # a workspace's touched columns (distinct values) in increasing order. A row of up to
+    # a workspace's touched columns (distinct values) in increasing order. A row of 25 to
     # 2048 columns is distributed into about 2n buckets of the span it covers and finished by
     # an insertion sort (each column is at most a few places from its own: 3-4x faster than
     # the introsort on ~100 scattered columns, measured); a row already in order (one
@@ -165,7 +165,8 @@ cdef void _sf_sort(int64_t* a, int64_t n) noexcept nogil:
     cdef int64_t i, j, v, lo, hi, crowd
     cdef int width, shift, buckets, k
     cdef bint ordered = True
-    if n < 2:
+    if n <= 24:  # the introsort's own insertion sort: cheaper than buckets (delaunay_n16)
+        _sf_introsort_all(a, n)
         return
     lo = a[0]
     hi = a[0]
