@@ -29,6 +29,7 @@ from sparsefold.compiler.loops import Bin, Lit
 from sparsefold.compiler.lower_bulk import lower_bulk
 from sparsefold.compiler.lower_coiter import lower_coiter
 from sparsefold.compiler.lower_contract import (
+    PREFETCH_HELPER,
     TEAM,
     contract_sizes,
     fills_rows_in_parallel,
@@ -235,6 +236,7 @@ class StageKernel:
             functions.append(cl.function("count", (total,)))
         if isinstance(p, ContractPlan) and not isinstance(asm, DenseOut):
             helpers = (PAIR_SORT_HELPER,) if sorted_workspace else (SORT_HELPER,)
+            helpers += (PREFETCH_HELPER,)
         # the happy path of a call in the module itself (issue #13: call overhead)
         fast = fast_entry(self, index_dtypes, out_index, unit_stride, functions,
                           self._assembler(out_index), self.assumed)
@@ -382,9 +384,9 @@ class StageKernel:
         if not self._contract_sparse:
             return False
         (columns,) = self._columns_fn(env)
-        itemsize = np.dtype(self.plan.reduction.node.dtype).itemsize
+        dtype = self.plan.reduction.node.dtype
         return (columns > SORTED_WORKSPACE_COLUMNS and columns > SORTED_PER_ENTRY * stored) \
-            or columns * (16 + itemsize) > memory_limit()
+            or columns * Workspace.bytes_per_column(dtype) > memory_limit()
 
     def _scratch(self, env, setting, sorted_rows: bool = False) -> dict:
         """Work arrays that are not part of the result (a contraction's row workspace: one
@@ -400,7 +402,8 @@ class StageKernel:
         (columns,) = self._columns_fn(env)
         dtype = self.plan.reduction.node.dtype
         if not self._contract_rows:
-            return self._arrays(Workspace.scratch(columns, dtype), "a row workspace")
+            out = self._arrays(Workspace.scratch(columns, dtype), "a row workspace")
+            return out | Workspace.views(out, dtype)
         team = 1 if threads.openmp_runtime() is None else min(setting[0], MAX_THREADS)
         (rows,) = self._rows_fn(env)
         starts = {"row_pos": ((rows + 1,), np.dtype(np.int64), None)}
@@ -409,6 +412,7 @@ class StageKernel:
             team = 1
             specs = Workspace.scratch(columns, dtype) | starts
         out: dict = self._arrays(specs, "a row workspace")
+        out.update(Workspace.views(out, dtype))
         out[TEAM] = team
         return out
 
