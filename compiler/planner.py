@@ -289,8 +289,8 @@ def _orders(ndim: int, preferred: tuple[int, ...]):
 
 
 def _operand_ok(operand: Operand, order, row: bool) -> bool:
-    if row:
-        return row_loop_applies(operand.pieces, order) and all(
+    if row:  # a broadcast row is read again for every output row (a row cursor each)
+        return row_loop_applies(operand.pieces, order, broadcast_rows=True) and all(
             stream_is_row_ordered((p,), order) for p in operand.pieces)
     return all(_cursor_ok(p) and stream_is_ordered((p,), order) for p in operand.pieces)
 

@@ -204,6 +204,40 @@ def test_large_sparse_inputs_are_never_densified():
         assert peak < 100 * nnz * 12, f"{name}: peak {peak} bytes"
 
 
+@pytest.mark.parametrize("name,fn", [
+    ("v*a", lambda v, a: v * a),
+    ("(2v)*a", lambda v, a: (v * 2) * a),
+    ("a+v", lambda v, a: a + v),
+    ("a*v-a", lambda v, a: a * v - a),
+    ("sum(v*a,axis=1)", lambda v, a: sf.sum(v * a, axis=1)),
+])
+@pytest.mark.parametrize("out", [None, "coo"])
+def test_a_broadcast_sparse_row_is_read_per_row(name, fn, out):
+    """A (1, n) sparse row broadcast against a CSR matrix: each output row's cursor reads
+    the row again; no stage materializes the broadcast (rows x the row's entries). (Against
+    a COO matrix the merge is flat, and the broadcast is still computed first.)"""
+    v, a = _rand((1, 6), 11, "csr", density=0.6), _rand((7, 6), 12, "csr")
+    kernel = _check(fn, [v, a], None if "sum" in name else out)
+    assert not kernel.stages, [s.strategy for _, s in kernel.stages]
+
+
+def test_a_broadcast_sparse_row_at_scale_is_not_materialized():
+    n, m, k = 20_000, 20_000, 500
+    r = np.random.default_rng(5)
+    v = sp.csr_array((r.random(k), (np.zeros(k, int), r.choice(m, k, replace=False))),
+                     shape=(1, m))
+    a = sp.csr_array((r.random(4 * n), (r.integers(0, n, 4 * n), r.integers(0, m, 4 * n))),
+                     shape=(n, m))
+    jf = sf.jit(lambda x, y: x * y)
+    jf(v, a)
+    tracemalloc.start()
+    got = jf(v, a)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert abs(got - a.multiply(v)).max() == 0
+    assert peak < 4 * n * 12 * 4, f"peak {peak} bytes (the broadcast has {n * k} entries)"
+
+
 def test_concat_of_a_computed_dense_operand_and_a_sparse_one():
     """The computed dense operand is a dense temporary of its own stage (found by verify's
     random-program differential test: it was refused as 'Concat ... is not a view')."""
