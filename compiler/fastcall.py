@@ -405,9 +405,9 @@ class _Entry:
             terms.append(" * ".join([n] + exts))
             dterms.append(" * ".join([f"<double>{n}"] + [f"<double>{e}" for e in exts]))
         # the bound in floating point first: the exact int64 sum cannot overflow after it
-        self.line(f"{capd} = {' + '.join(dterms) or '0'}")
+        self.line(f"{capd} = {_capacity(stage.capacity_points, dterms)}")
         self.fail(f"{capd} > {float(1 << 60)}")
-        self.line(f"{cap} = {' + '.join(terms) or '0'}")
+        self.line(f"{cap} = {_capacity(stage.capacity_points, terms)}")
         # the output index width the checked path would choose (kernel: ``big``)
         big = " or ".join([f"{cap} > {_INT32_MAX}"] + [f"{s} > {_INT32_MAX}" for s in shape])
         self.fail(f"{big}" if self.out_index == "int32" else f"not ({big})")
@@ -548,3 +548,14 @@ class _Entry:
         decls += [f"    cdef tuple {n}" for n, t in sorted(self.decls.items()) if t == "tuple"]
         consts = [f"{k} = {v}" for k, v in sorted(self.consts.items())]
         return "\n".join(consts + ["", ""] + head + decls + self.lines) + "\n"
+
+
+def _capacity(points, terms: list[str]) -> str:
+    """``kernel.capacity_points`` as a C expression over the pieces' ``terms``."""
+    def operand(pieces):
+        return " + ".join(terms[i] for i in pieces)
+    sums = []
+    for point in points:
+        parts = [operand(o) for o in point]
+        sums.append(parts[0] if len(parts) == 1 else "min(" + ", ".join(parts) + ")")
+    return " + ".join(sums) or "0"

@@ -116,6 +116,22 @@ def strategy(plan) -> str:
             DensePlan: "dense"}[type(plan)]
 
 
+def capacity_points(plan) -> tuple[tuple[tuple[int, ...], ...], ...]:
+    """How the output's capacity (an upper bound on its entries) adds up from the pieces'
+    entries (times their broadcast extents): a sum over *points* of the smallest *operand*
+    (a sum of pieces) of each. A co-iteration emits only where a lattice point's operands
+    are all present, so a point contributes at most its smallest operand (``v * A`` with
+    ``v`` a broadcast row: ``A``'s entries, not the broadcast's); any other plan, or a
+    universe, contributes every piece."""
+    if isinstance(plan, CoiterPlan) and not plan.lattice.universe:
+        operands, first = [], 0
+        for o in plan.operands:
+            operands.append(tuple(range(first, first + len(o.pieces))))
+            first += len(o.pieces)
+        return tuple(tuple(operands[n] for n in sorted(point)) for point in plan.lattice.points)
+    return tuple(((i,),) for i in range(len(plan.pieces)))
+
+
 class StageKernel:
     """``program`` computed into ``fmt`` by ``plan``; ``what`` names the result in errors
     ("the result", "the temporary t0 = ...")."""
@@ -160,6 +176,7 @@ class StageKernel:
                                                     for n in self._empty_reductions))
         self._free_extents = [sz.python_function(tuple(size for _, size in piece.free))
                               for piece in plan.pieces]
+        self.capacity_points = capacity_points(plan)
         self._variants: dict[tuple, tuple[str, list, Any]] = {}
         self._threaded: dict[tuple, bool] = {}  # variants with a parallel loop
         self.any_threaded = False  # does any variant built so far have one (jit's fast path)
@@ -295,13 +312,16 @@ class StageKernel:
             data = arrs["dense"] if "dense" in arrs else _stored(arrs, inp)
             if not np.all(np.isfinite(data)):
                 raise NotFinite(inp.name)
-        capacity = 0
+        sizes = []
         for piece, extent in zip(p.pieces, self._free_extents):
             arrs = prepared[piece.leaf.name]
             n = arrs["dense"].size if "dense" in arrs else int(arrs["val"].shape[0])
             for f in extent(env):
                 n *= f
-            capacity += n
+            sizes.append(n)
+        capacity = sum(min(sum(sizes[i] for i in operand) for operand in point)
+                       for point in self.capacity_points)
+        work = sum(sizes)  # entries the loops walk: what the thread count follows
         out_shape = self._shape_fn(env)
         big = max(out_shape + (capacity,), default=0) > _INT32_MAX
         out_index = "int64" if big else "int32"
@@ -315,7 +335,7 @@ class StageKernel:
         src, functions, module = self._variant(key, index_dtypes, out_index)
         setting = None
         if self._contract_sparse:  # the symbolic pass runs on the threads of the fill
-            setting = threads.threads_for(capacity)
+            setting = threads.threads_for(work)
             if self._threaded.get(key):
                 threads.apply(setting)
         scratch = self._scratch(env, setting, sorted_rows=sorted_rows)
@@ -336,7 +356,7 @@ class StageKernel:
                     longest, self.plan.reduction.node.dtype), "a sorted row workspace"))
         run = functions[0]
         if self._threaded.get(key) and setting is None:
-            threads.apply(threads.threads_for(capacity))
+            threads.apply(threads.threads_for(work))
         outputs = self._allocate(out_shape, capacity, out_index)
         outputs.update(scratch)
         argv = [self._arg(a, prepared, outputs, env) for a in run.params]

@@ -792,10 +792,10 @@ def fast(object v_a0, object v_a1, object v_a2):
     out_d0 = S_n0
     out_d1 = S_n1
     limit = _sf_memory_limit()
-    capacity_bound = <double>len_val_a0 + <double>len_val_a1 + <double>len_val_a2
+    capacity_bound = <double>len_val_a2 + min(<double>len_val_a0, <double>len_val_a1)
     if capacity_bound > 1.152921504606847e+18:
         return None
-    capacity = len_val_a0 + len_val_a1 + len_val_a2
+    capacity = len_val_a2 + min(len_val_a0, len_val_a1)
     if capacity > 2147483647 or out_d0 > 2147483647 or out_d1 > 2147483647:
         return None
     if <double>(capacity) * 4 + <double>(capacity) * 4 + <double>(capacity) * 4 > <double>limit:

@@ -715,10 +715,10 @@ def fast(object v_a0, object v_a1):
     out_d0 = _sf_floordiv((min(_sf_floordiv((S_n0 + 1), 2), S_n0) + 1), 2)
     out_d1 = S_n1
     limit = _sf_memory_limit()
-    capacity_bound = <double>len_val_a0 + <double>len_val_a1
+    capacity_bound = min(<double>len_val_a0, <double>len_val_a1)
     if capacity_bound > 1.152921504606847e+18:
         return None
-    capacity = len_val_a0 + len_val_a1
+    capacity = min(len_val_a0, len_val_a1)
     if capacity > 2147483647 or out_d0 > 2147483647 or out_d1 > 2147483647:
         return None
     if <double>(capacity) * 4 + <double>(out_d0 + 1) * 4 + <double>(capacity) * 4 > <double>limit:
