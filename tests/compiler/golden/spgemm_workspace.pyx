@@ -99,6 +99,18 @@ cdef void _sf_heapsort(int64_t* a, int64_t n) noexcept nogil:
         _sf_sift(a, 0, i)
 
 
+cdef inline void _sf_insertion(int64_t* a, int64_t n) noexcept nogil:
+    # values at most a few places from their own (a quicksort's short run, buckets' output)
+    cdef int64_t i, j, v
+    for i in range(1, n):
+        v = a[i]
+        j = i - 1
+        while j >= 0 and a[j] > v:
+            a[j + 1] = a[j]
+            j = j - 1
+        a[j + 1] = v
+
+
 cdef void _sf_introsort(int64_t* a, int64_t n, int depth) noexcept nogil:
     # quicksort (median of three) down to runs of 24, heapsort past the depth limit: never
     # quadratic, whatever order a row's columns were touched in
@@ -134,13 +146,7 @@ cdef void _sf_introsort(int64_t* a, int64_t n, int depth) noexcept nogil:
         else:
             _sf_introsort(a + i, n - i, depth)
             n = j + 1
-    for i in range(1, n):
-        v = a[i]
-        j = i - 1
-        while j >= 0 and a[j] > v:
-            a[j + 1] = a[j]
-            j = j - 1
-        a[j + 1] = v
+    _sf_insertion(a, n)
 
 
 cdef void _sf_introsort_all(int64_t* a, int64_t n) noexcept nogil:
@@ -203,13 +209,7 @@ cdef void _sf_sort(int64_t* a, int64_t n) noexcept nogil:
         k = <int>((v - lo) >> shift)
         tmp[start[k]] = v
         start[k] += 1
-    for i in range(1, n):
-        v = tmp[i]
-        j = i - 1
-        while j >= 0 and tmp[j] > v:
-            tmp[j + 1] = tmp[j]
-            j = j - 1
-        tmp[j + 1] = v
+    _sf_insertion(tmp, n)
     memcpy(a, tmp, n * sizeof(int64_t))
 
 
