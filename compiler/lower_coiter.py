@@ -403,6 +403,9 @@ def _meet_points(co: _Coiteration, k: Var, points, acc, coords_of) -> dict:
         if len(cs) == 1:
             keys.append(cs[0].key)
             continue
+        if len(cs) == 2:  # the two-way intersection: fewer tests per step
+            keys.append(_meet_two(b, *cs))
+            continue
         with b.while_(_all([Bin("!=", c.key, END) for c in cs] + [_any(
                 [Bin("!=", c.key, cs[0].key) for c in cs[1:]])])):
             top = b.fresh("k_top")
@@ -429,6 +432,27 @@ def _meet_points(co: _Coiteration, k: Var, points, acc, coords_of) -> dict:
         with b.if_(Bin("<", key, k)):
             b.assign(k, key)
     return {c: Bin("==", key, k) for cs, key in zip(points, keys) for c in cs}
+
+
+def _meet_two(b, x, y) -> Var:
+    """Step whichever of two cursors is behind until they agree (or the one ahead is done:
+    no common key is left); the common key, else the end key."""
+    with b.while_(Bin("!=", x.key, y.key)):
+        with b.if_(Bin("<", x.key, y.key)):
+            with b.if_(Bin("==", y.key, END)):
+                b.brk()
+            x.step()
+            x.settle()
+        with b.else_():
+            with b.if_(Bin("==", x.key, END)):
+                b.brk()
+            y.step()
+            y.settle()
+    met = b.fresh("k_met")
+    b.assign(met, END)
+    with b.if_(Bin("==", x.key, y.key)):
+        b.assign(met, x.key)
+    return met
 
 
 def _run(co: _Coiteration, c, others: list[Expr], k: Var, acc, coords_of) -> None:

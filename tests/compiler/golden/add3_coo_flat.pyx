@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: coiterate -> coo
-# sparsefold compiler 0.2.0; source hash 3975f179a8079c68
+# sparsefold compiler 0.2.0; source hash 4b676a96a98f1bb5
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] coo
@@ -256,8 +256,8 @@ cdef void _run_body(
     cdef bint stale_a, stale_b, stale_c
     cdef float v, v_2, v_3, v_4, x0, x0_2, x1, x1_2, x2, x2_2
     cdef int64_t end_a, end_b, end_c, i0_a, i0_b, i0_c, i1_a, i1_b, i1_c, k, k0, k0_2, k1, k1_2
-    cdef int64_t k_met, k_next, k_top, key_a, key_b, key_c, m, n, o0_a, o0_b, o0_c, o1_a, o1_b
-    cdef int64_t o1_c, q0_a, q0_b, q0_c, sf_a, sf_b, sf_bad, sf_c
+    cdef int64_t k_met, k_next, key_a, key_b, key_c, m, n, o0_a, o0_b, o0_c, o1_a, o1_b, o1_c
+    cdef int64_t q0_a, q0_b, q0_c, sf_a, sf_b, sf_bad, sf_c
     sf_bad = 0
     n = 0
     m = 0
@@ -344,11 +344,10 @@ cdef void _run_body(
             o1_c = i1_c
             key_c = o0_c * S_n1 + o1_c
     while True:
-        while key_a != INT64_MAX and key_b != INT64_MAX and key_b != key_a:
-            k_top = key_a
-            if key_b > k_top:
-                k_top = key_b
-            if key_a < k_top:
+        while key_a != key_b:
+            if key_a < key_b:
+                if key_b == INT64_MAX:
+                    break
                 q0_a = q0_a + 1
                 stale_a = True
                 if stale_a:
@@ -375,7 +374,9 @@ cdef void _run_body(
                         o0_a = i0_a
                         o1_a = i1_a
                         key_a = o0_a * S_n1 + o1_a
-            if key_b < k_top:
+            else:
+                if key_a == INT64_MAX:
+                    break
                 q0_b = q0_b + 1
                 stale_b = True
                 if stale_b:
@@ -403,7 +404,7 @@ cdef void _run_body(
                         o1_b = i1_b
                         key_b = o0_b * S_n1 + o1_b
         k_met = INT64_MAX
-        if key_a != INT64_MAX and key_b != INT64_MAX:
+        if key_a == key_b:
             k_met = key_a
         k_next = k_met
         while key_c < k_next:

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: coiterate -> csr
-# sparsefold compiler 0.2.0; source hash f1650bbac11d6c11
+# sparsefold compiler 0.2.0; source hash f457e30a07ad369a
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -261,10 +261,10 @@ cdef void _run_body(
 ) noexcept nogil:
     cdef bint stale_a, stale_a_2, stale_b, stale_b_2
     cdef float v, x0, x1
-    cdef int64_t e_a, e_a_2, e_b, e_b_2, i1_a, i1_a_2, i1_b, i1_b_2, k, k_2, k_met, k_met_2, k_top
-    cdef int64_t k_top_2, key_a, key_a_2, key_b, key_b_2, m, n, n_row, p_a, p_a_2, p_b, p_b_2
-    cdef int64_t pos_bad, r, r_2, range_v, range_v_2, range_v_3, range_v_4, row_len, s_a, s_a_2
-    cdef int64_t s_b, s_b_2, sf_a, sf_b, sf_bad, sf_c, t, t_2, t_3, t_4, t_5, t_6, team
+    cdef int64_t e_a, e_a_2, e_b, e_b_2, i1_a, i1_a_2, i1_b, i1_b_2, k, k_2, k_met, k_met_2, key_a
+    cdef int64_t key_a_2, key_b, key_b_2, m, n, n_row, p_a, p_a_2, p_b, p_b_2, pos_bad, r, r_2
+    cdef int64_t range_v, range_v_2, range_v_3, range_v_4, row_len, s_a, s_a_2, s_b, s_b_2, sf_a
+    cdef int64_t sf_b, sf_bad, sf_c, t, t_2, t_3, t_4, t_5, t_6, team
     cdef uint32_t row_bad32, row_bad32_2, row_bad32_3, row_bad32_4, row_lim32, row_lim32_2
     cdef uint32_t row_lim32_3, row_lim32_4
     cdef int sf_nt, sf_t, sf_pick, sf_tid
@@ -371,11 +371,10 @@ cdef void _run_body(
                         i1_b = in_a1_crd1[p_b]
                         key_b = i1_b
                 while True:
-                    while key_a != INT64_MAX and key_b != INT64_MAX and key_b != key_a:
-                        k_top = key_a
-                        if key_b > k_top:
-                            k_top = key_b
-                        if key_a < k_top:
+                    while key_a != key_b:
+                        if key_a < key_b:
+                            if key_b == INT64_MAX:
+                                break
                             p_a = p_a + 1
                             stale_a = True
                             if stale_a:
@@ -384,7 +383,9 @@ cdef void _run_body(
                                 if p_a < e_a:
                                     i1_a = in_a0_crd1[p_a]
                                     key_a = i1_a
-                        if key_b < k_top:
+                        else:
+                            if key_a == INT64_MAX:
+                                break
                             p_b = p_b + 1
                             stale_b = True
                             if stale_b:
@@ -394,7 +395,7 @@ cdef void _run_body(
                                     i1_b = in_a1_crd1[p_b]
                                     key_b = i1_b
                     k_met = INT64_MAX
-                    if key_a != INT64_MAX and key_b != INT64_MAX:
+                    if key_a == key_b:
                         k_met = key_a
                     if k_met == INT64_MAX:
                         break
@@ -500,11 +501,10 @@ cdef void _run_body(
                     i1_b_2 = in_a1_crd1[p_b_2]
                     key_b_2 = i1_b_2
             while True:
-                while key_a_2 != INT64_MAX and key_b_2 != INT64_MAX and key_b_2 != key_a_2:
-                    k_top_2 = key_a_2
-                    if key_b_2 > k_top_2:
-                        k_top_2 = key_b_2
-                    if key_a_2 < k_top_2:
+                while key_a_2 != key_b_2:
+                    if key_a_2 < key_b_2:
+                        if key_b_2 == INT64_MAX:
+                            break
                         p_a_2 = p_a_2 + 1
                         stale_a_2 = True
                         if stale_a_2:
@@ -513,7 +513,9 @@ cdef void _run_body(
                             if p_a_2 < e_a_2:
                                 i1_a_2 = in_a0_crd1[p_a_2]
                                 key_a_2 = i1_a_2
-                    if key_b_2 < k_top_2:
+                    else:
+                        if key_a_2 == INT64_MAX:
+                            break
                         p_b_2 = p_b_2 + 1
                         stale_b_2 = True
                         if stale_b_2:
@@ -523,7 +525,7 @@ cdef void _run_body(
                                 i1_b_2 = in_a1_crd1[p_b_2]
                                 key_b_2 = i1_b_2
                 k_met_2 = INT64_MAX
-                if key_a_2 != INT64_MAX and key_b_2 != INT64_MAX:
+                if key_a_2 == key_b_2:
                     k_met_2 = key_a_2
                 if k_met_2 == INT64_MAX:
                     break
