@@ -24,7 +24,7 @@ from sparsefold.spec.formats import Format
 from sparsefold.spec.ir import Node
 from sparsefold.spec.ops_axes import BroadcastTo, ExpandDims, PermuteDims
 
-__all__ = ["contraction", "core"]
+__all__ = ["contraction", "core", "sparse_product"]
 
 
 def core(node: Node) -> tuple[Node, tuple[int, ...]] | None:
@@ -63,17 +63,27 @@ def _view(node: Node, axes: tuple[int, ...], want: tuple[int, int]):
     return PermuteDims(node, (1, 0)), (1, 0)
 
 
-def contraction(red: Reduce, chain, fmt: Format, need_stage) -> ContractPlan | None:
-    """The contraction plan for ``red``, None if it is not a 2-d sparse × sparse
-    contraction. ``need_stage(node, order, why)`` raises the planner's NeedsStage."""
+def sparse_product(red: Reduce):
+    """``red`` as a sum of the product of two sparse operands: each operand's core and its
+    axes (:func:`core`), or None (another monoid or function, an operand with no sparse
+    input, a broadcast that no inserted axis explains). The one recognizer of the pattern:
+    planning, normalization and the default output format all ask it."""
     monoid = red.monoid if isinstance(red.monoid, str) else red.monoid.name
     arg = red.arg
     if monoid != "sum" or not isinstance(arg, Map) or arg.fn.name != "multiply" or \
             len(arg.args) != 2 or any(is_locatable(a) for a in arg.args):
         return None
-    found = [core(a) for a in arg.args]
-    if None in found:
+    found = tuple(core(a) for a in arg.args)
+    return None if None in found else found
+
+
+def contraction(red: Reduce, chain, fmt: Format, need_stage) -> ContractPlan | None:
+    """The contraction plan for ``red``, None if it is not a 2-d sparse × sparse
+    contraction. ``need_stage(node, order, why)`` raises the planner's NeedsStage."""
+    found = sparse_product(red)
+    if found is None:
         return None
+    arg = red.arg
     (cx, ax), (cy, ay) = found
     reduced = set(red.axes)
     sx, sy = set(ax), set(ay)

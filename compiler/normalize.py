@@ -179,20 +179,12 @@ def _contraction_operands(program: Node) -> dict[int, Node]:
     planner computes each into a sparse temporary and the product stays a contraction.
     Pushed down, the operand would no longer be a view, and the product would be planned as
     an elementwise map of rows × inner × columns: a dense temporary of that size."""
-    from sparsefold.compiler.contract import core
+    from sparsefold.compiler.contract import sparse_product
     whole: dict[int, Node] = {}
     for n in topological(program):
-        if not isinstance(n, Reduce) or not isinstance(n.arg, Map):
-            continue
-        monoid = n.monoid if isinstance(n.monoid, str) else n.monoid.name
-        arg = n.arg
-        if monoid != "sum" or arg.fn.name != "multiply" or len(arg.args) != 2 or \
-                not all(_sparse(a) for a in arg.args):
-            continue
-        for a in arg.args:
-            found = core(a)
-            node = None if found is None else found[0]
-            while node is not None and _pushable(node):  # (b + c).T: the map below
+        found = sparse_product(n) if isinstance(n, Reduce) else None
+        for node, _ in found or ():
+            while _pushable(node):  # (b + c).T: the map below
                 node = node.operands()[0]
             if isinstance(node, Map) and _sparse(node):
                 whole[id(node)] = node
@@ -239,15 +231,11 @@ def _as_matrix_product(red: Reduce) -> Node | None:
     product: each operand's free axes and contracted axes collapsed (a transpose and a
     reshape of a view), the product reshaped back. None when it already is one, or is not
     a contraction of two sparse operands without batch axes."""
-    from sparsefold.compiler.contract import core
-    monoid = red.monoid if isinstance(red.monoid, str) else red.monoid.name
+    from sparsefold.compiler.contract import sparse_product
+    found = sparse_product(red)
+    if found is None:
+        return None
     arg = red.arg
-    if monoid != "sum" or not isinstance(arg, Map) or arg.fn.name != "multiply" or \
-            not all(_sparse(a) for a in arg.args):
-        return None
-    found = [core(a) for a in arg.args]
-    if None in found:
-        return None
     (cx, ax), (cy, ay) = found
     reduced, sx, sy = set(red.axes), set(ax), set(ay)
     i = sorted(sx - sy - reduced)

@@ -105,13 +105,8 @@ def _sparse_contraction(red: Reduce) -> bool:
     (``A @ B``, ``A @ s`` with ``s`` a sparse vector): its result is sparse. Without such an
     axis (``sum(A * B, axis=1)``, a row-wise dot product) every kept cell sums a product
     over a whole line, and the result is a reduction like any other: dense."""
-    from sparsefold.compiler.contract import core
-    arg = red.arg
-    if not (isinstance(arg, Map) and arg.fn.name == "multiply" and len(arg.args) == 2 and
-            all(has_sparse_input(a) for a in arg.args)):
-        return False
-    found = [core(a) for a in arg.args]
-    if None in found:
+    found = contract.sparse_product(red)
+    if found is None:
         return False
     (_, ax), (_, ay) = found
     reduced = set(red.axes)
