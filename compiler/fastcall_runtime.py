@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from sparsefold.compiler import kernel as _kernel
+from sparsefold.compiler import memory as _memory
 from sparsefold.storage import results as _results
 
 __all__ = ["NDARRAY", "EMPTY", "ZEROS", "CSR", "CSC", "COO", "PHYSICAL", "CSR_DICT",
@@ -30,8 +30,8 @@ EMPTY, ZEROS = np.empty, np.zeros
 CSR = (sp.csr_array, sp.csr_matrix)
 CSC = (sp.csc_array, sp.csc_matrix)
 COO = (sp.coo_array, sp.coo_matrix)
-PHYSICAL = _kernel._physical_memory()
-memory_limit = _kernel.memory_limit
+PHYSICAL = _memory.physical_memory()
+memory_limit = _memory.memory_limit
 compressed_array = _results._compressed_array
 coo_array = _results._coo_array
 

@@ -12,9 +12,6 @@ fit in memory — runs the kernel, and wraps the result.
 
 from __future__ import annotations
 
-import functools
-import math
-import os
 import threading
 from contextlib import nullcontext
 from typing import Any
@@ -44,9 +41,16 @@ from sparsefold.compiler.lower_stream import (
     row_guards,
 )
 from sparsefold.compiler.lowering import Lowering
+from sparsefold.compiler.memory import TooLarge, memory_limit, nbytes, show_bytes
 from sparsefold.compiler.outputs import AppendOut, BufferOut, DenseOut, ScatterOut
 from sparsefold.compiler.parallel import MAX_THREADS, has_parallel
-from sparsefold.compiler.plans import CoiterPlan, ContractPlan, DensePlan, StreamPlan
+from sparsefold.compiler.plans import (
+    CoiterPlan,
+    ContractPlan,
+    DensePlan,
+    StreamPlan,
+    capacity_points,
+)
 from sparsefold.compiler.values import Values
 from sparsefold.compiler.workspace import PAIR_SORT_HELPER, SORT_HELPER, SortedWorkspace, Workspace
 from sparsefold.spec import sizes as sz
@@ -81,26 +85,6 @@ class NotFinite(Exception):
     caller runs the exact variant instead."""
 
 
-class TooLarge(InvalidData, MemoryError):
-    """An output or temporary would not fit in this machine's memory (raised before it is
-    allocated). Also a ``MemoryError``, so code that catches NumPy's still works."""
-
-
-def memory_limit() -> int:
-    """Bytes one allocation may take: ``$SPARSEFOLD_MEMORY_LIMIT`` if set, else the
-    machine's physical memory."""
-    configured = os.environ.get("SPARSEFOLD_MEMORY_LIMIT")
-    return int(configured) if configured else _physical_memory()
-
-
-@functools.lru_cache(maxsize=1)
-def _physical_memory() -> int:
-    try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
-        return 1 << 62
-
-
 def _requires(program: Node) -> list[sz.Expr]:
     out = []
     for n in topological(program):
@@ -114,22 +98,6 @@ def _requires(program: Node) -> list[sz.Expr]:
 def strategy(plan) -> str:
     return {StreamPlan: "stream", CoiterPlan: "coiterate", ContractPlan: "contract",
             DensePlan: "dense"}[type(plan)]
-
-
-def capacity_points(plan) -> tuple[tuple[tuple[int, ...], ...], ...]:
-    """How the output's capacity (an upper bound on its entries) adds up from the pieces'
-    entries (times their broadcast extents): a sum over *points* of the smallest *operand*
-    (a sum of pieces) of each. A co-iteration emits only where a lattice point's operands
-    are all present, so a point contributes at most its smallest operand (``v * A`` with
-    ``v`` a broadcast row: ``A``'s entries, not the broadcast's); any other plan, or a
-    universe, contributes every piece."""
-    if isinstance(plan, CoiterPlan) and not plan.lattice.universe:
-        operands, first = [], 0
-        for o in plan.operands:
-            operands.append(tuple(range(first, first + len(o.pieces))))
-            first += len(o.pieces)
-        return tuple(tuple(operands[n] for n in sorted(point)) for point in plan.lattice.points)
-    return tuple(((i,),) for i in range(len(plan.pieces)))
 
 
 class StageKernel:
@@ -428,7 +396,7 @@ class StageKernel:
         (rows,) = self._rows_fn(env)
         starts = {"row_pos": ((rows + 1,), np.dtype(np.int64), None)}
         specs = Workspace.scratch(columns, dtype, slices=team) | starts
-        if team > 1 and _total_bytes(specs) > memory_limit():
+        if team > 1 and nbytes(specs) > memory_limit():
             team = 1
             specs = Workspace.scratch(columns, dtype) | starts
         out: dict = self._arrays(specs, "a row workspace")
@@ -437,16 +405,16 @@ class StageKernel:
         return out
 
     def _arrays(self, specs: dict, what: str) -> dict[str, np.ndarray]:
-        total = _total_bytes(specs)
+        total = nbytes(specs)
         limit = memory_limit()
         if total > limit:
-            raise TooLarge(f"{what} of {self.what} needs {_bytes(total)}, more than this "
-                           f"machine's {_bytes(limit)}")
+            raise TooLarge(f"{what} of {self.what} needs {show_bytes(total)}, more than this "
+                           f"machine's {show_bytes(limit)}")
         try:
             return {part: np.empty(s, dtype=t) if init is None else np.full(s, init, dtype=t)
                     for part, (s, t, init) in specs.items()}
         except MemoryError:
-            raise TooLarge(f"{what} of {self.what}: allocating {_bytes(total)} "
+            raise TooLarge(f"{what} of {self.what}: allocating {show_bytes(total)} "
                            f"failed") from None
 
     def _allocate(self, shape, capacity, out_index) -> dict[str, np.ndarray]:
@@ -456,12 +424,12 @@ class StageKernel:
         if asm is None:  # one per output index width: creating it renders size text
             asm = self._assemblers[out_index] = self._assembler(out_index)
         specs = asm.allocation(tuple(shape), capacity)
-        total = sum(math.prod(s) * np.dtype(t).itemsize for s, t, _ in specs.values())
+        total = nbytes(specs)
         limit = memory_limit()
         if total > limit:
             raise TooLarge(
-                f"{self.what} ({self.program.dtype}{tuple(shape)}) needs {_bytes(total)} of "
-                f"output arrays, more than this machine's {_bytes(limit)}; for a result this "
+                f"{self.what} ({self.program.dtype}{tuple(shape)}) needs {show_bytes(total)} of "
+                f"output arrays, more than this machine's {show_bytes(limit)}; for a result this "
                 f"large use a sparse output format, or split the work")
         out = {}
         try:
@@ -469,7 +437,7 @@ class StageKernel:
                 out[part] = np.empty(s, dtype=t) if init is None else np.full(s, init, dtype=t)
         except MemoryError:
             raise TooLarge(f"{self.what} ({self.program.dtype}{tuple(shape)}): allocating "
-                           f"{_bytes(total)} of output arrays failed") from None
+                           f"{show_bytes(total)} of output arrays failed") from None
         return out
 
     @staticmethod
@@ -572,18 +540,6 @@ def _stored(arrs: dict[str, np.ndarray], leaf: Input) -> np.ndarray:
     if kinds and kinds[0] == "pos" and "pos0" in arrs:
         return arrs["val"][:int(arrs["pos0"][-1])]
     return arrs["val"]
-
-
-def _total_bytes(specs: dict) -> int:
-    return sum(math.prod(s) * np.dtype(t).itemsize for s, t, _ in specs.values())
-
-
-def _bytes(n: int) -> str:
-    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
-        if n < 1024 or unit == "PiB":
-            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n} bytes"  # pragma: no cover
 
 
 def _rows_skipped(plan: StreamPlan, program: Node, fmt: Format) -> bool:

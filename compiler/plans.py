@@ -18,7 +18,7 @@ from sparsefold.spec.errors import InternalError
 from sparsefold.spec.ir import Node, ShapeOp
 
 __all__ = ["Operand", "Reduction", "StreamPlan", "CoiterPlan", "DensePlan", "ContractPlan",
-           "Plan", "LOOPS", "ASSEMBLIES"]
+           "Plan", "LOOPS", "ASSEMBLIES", "capacity_points"]
 
 LOOPS = ("leaf", "row", "bulk")
 ASSEMBLIES = ("dense", "accumulate", "append", "scatter", "bucket", "sort")
@@ -170,3 +170,19 @@ class DensePlan:
 
 
 Plan = StreamPlan | CoiterPlan | ContractPlan | DensePlan
+
+
+def capacity_points(plan) -> tuple[tuple[tuple[int, ...], ...], ...]:
+    """How the output's capacity (an upper bound on its entries) adds up from the pieces'
+    entries (times their broadcast extents): a sum over *points* of the smallest *operand*
+    (a sum of pieces) of each. A co-iteration emits only where a lattice point's operands
+    are all present, so a point contributes at most its smallest operand (``v * A`` with
+    ``v`` a broadcast row: ``A``'s entries, not the broadcast's); any other plan, or a
+    universe, contributes every piece."""
+    if isinstance(plan, CoiterPlan) and not plan.lattice.universe:
+        operands, first = [], 0
+        for o in plan.operands:
+            operands.append(tuple(range(first, first + len(o.pieces))))
+            first += len(o.pieces)
+        return tuple(tuple(operands[n] for n in sorted(point)) for point in plan.lattice.points)
+    return tuple(((i,),) for i in range(len(plan.pieces)))
