@@ -69,12 +69,13 @@ def _cc(cc: str | None) -> str:
 def compile_args(cc: str | None = None) -> list[str]:
     """C flags for building an AOT module with compiler ``cc`` (default: ``$CC``, else the
     one Python was built with): :data:`COMPILE_ARGS`, plus gcc's vectorizer setting, plus
-    OpenMP's flags (:func:`openmp_args`)."""
+    OpenMP's flags (:func:`openmp_args`), plus NumPy's C headers (the fast entries')."""
     import os
     cc = _cc(cc)
     head = os.path.basename(cc.split()[0]) if cc.split() else ""
+    from sparsefold.compiler.build import numpy_include
     return list(COMPILE_ARGS) + (list(GCC_ONLY_ARGS) if "gcc" in head and "clang" not in head
-                                 else []) + openmp_args(cc)
+                                 else []) + openmp_args(cc) + [f"-I{numpy_include()}"]
 
 
 def openmp_args(cc: str | None = None) -> list[str]:

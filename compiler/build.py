@@ -31,7 +31,9 @@ Public API
 Contract for generated sources
 ------------------------------
 A kernel module uses only C types and raw pointers (``from libc.stdint cimport int32_t,
-int64_t``; no ``cimport numpy``, no memoryviews: their boilerplate costs seconds of C compile).
+int64_t``; no ``cimport numpy``, no memoryviews: their boilerplate costs seconds of C compile;
+the fast entry reads NumPy's C structs through a few macros of its headers, included from
+:func:`numpy_include`).
 Arrays cross the boundary as integers from :func:`data_pointer`; the kernel declares them
 ``size_t`` and casts, e.g. ``def k(size_t x_addr, Py_ssize_t n): cdef double* x = <double*>
 x_addr``; or as objects, converted inside with ``<double*>_sf_address(x, 8, False)`` from
@@ -76,7 +78,7 @@ __all__ = [
     "module_name_for", "environment_fields", "compiler_version", "data_pointer", "stats",
     "COMPILER_VERSION", "clear_memory_cache", "NotPrebuilt", "register_prebuilt",
     "prebuilt_only", "source_digest", "OPENMP_FLAGS", "openmp_flags", "active_cflags",
-    "requested_openmp",
+    "numpy_include", "requested_openmp",
 ]
 
 # The compiler's version: printed in every kernel's header and recorded in every cache entry.
@@ -209,6 +211,17 @@ def _cython_version() -> str:
 _CYTHON_VERSION: str | None = None
 
 
+def numpy_include() -> str:
+    """NumPy's C headers, which a kernel's fast entry includes (``fastcall_pyx``)."""
+    import numpy
+    return numpy.get_include()
+
+
+def _numpy_version() -> str:
+    import numpy
+    return numpy.__version__
+
+
 def environment_fields() -> dict[str, object]:
     """Everything besides the source that decides the bytes of a built module."""
     return {
@@ -218,6 +231,7 @@ def environment_fields() -> dict[str, object]:
         "ext_suffix": sysconfig.get_config_var("EXT_SUFFIX"),
         "platform": sysconfig.get_platform(),
         "cflags": list(CFLAGS) + list(requested_openmp()),
+        "numpy": _numpy_version(),  # fast entries include NumPy's C headers (fastcall_pyx)
         "directives": dict(sorted(CYTHON_DIRECTIVES.items())),
     }
 
@@ -438,7 +452,7 @@ def _compile(build_dir: Path, source: str, module_name: str, name_hint: str) -> 
     if _is_gcc(compiler):
         c_file.write_text(split_levels(c_file.read_text()))
     command = [*shlex.split(compiler), *active_cflags(), f"-I{sysconfig.get_paths()['include']}",
-               str(c_file), "-o", str(build_dir / so_name)]
+               f"-I{numpy_include()}", str(c_file), "-o", str(build_dir / so_name)]
     started = time.perf_counter()
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=_CC_TIMEOUT_S)

@@ -3,10 +3,11 @@ overhead).
 
 A call normally goes through Python: bind sizes, read and validate each input's storage
 (``storage/levels.py``), size and allocate outputs, build the argument list, run, wrap. For
-a kernel variant (fixed index dtypes and output index width), ``fast(*inputs)`` does the same
+a kernel variant (fixed index dtypes and output index width), ``fast(*inputs, threads=0)`` does the same
 in the generated module, for inputs of the exact kinds the variant expects — scipy CSR/CSC
 and COO arrays whose cached canonical flag is set, 1-d CSR vectors, C-ordered or strided
-NumPy arrays of the expected dtype — and returns the result. Anything else (another
+NumPy arrays of the expected dtype — sets the calling thread's OpenMP thread count by ``threads.threads_for``'s rule (``threads=N``:
+jit's explicit count), and returns the result. Anything else (another
 container or dtype, a non-canonical or stale flag, sizes that need Python integers, a
 non-finite operand the plan relies on, an allocation past the memory limit, a result the
 fast entry does not wrap) makes it return ``None`` *before* any kernel work, and the caller
@@ -32,6 +33,7 @@ from sparsefold.compiler.emit import body_name
 from sparsefold.compiler.fastcall_pyx import FAST_HELPERS
 from sparsefold.compiler.loops import Function
 from sparsefold.compiler.outputs import AppendOut, DenseOut, ScatterOut, start_value
+from sparsefold.compiler.parallel import has_parallel
 from sparsefold.compiler.plans import CoiterPlan, ContractPlan, DensePlan, StreamPlan
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input
@@ -141,6 +143,7 @@ class _Entry:
         self.pointers: dict[tuple, str] = {}    # param source -> C expression
         self.nnz: dict[str, str] = {}           # input name -> its stored-entry count
         self.stored: dict[str, str] = {}        # input name -> its val array's length
+        self.elements: dict[str, str] = {}      # dense input name -> its element count
         plan = stage.plan
         if isinstance(plan, DensePlan) or (isinstance(plan, (StreamPlan, CoiterPlan)) and
                                            plan.assembly in ("bucket", "sort")):
@@ -302,6 +305,7 @@ class _Entry:
         for axis in range(inp.ndim):
             self.bind(inp.shape[axis], f"{shape}[{axis}]")
             self.pointers[("stride", n, axis)] = f"{strides}[{axis}]"
+        self.elements[n] = " * ".join(f"<double>{shape}[{a}]" for a in range(inp.ndim)) or "1.0"
         if inp.ndim and n in self.unit:
             self.fail(f"{strides}[{inp.ndim - 1}] != 1")
         elif inp.ndim and n not in self.unit:
@@ -369,6 +373,28 @@ class _Entry:
                 self.line(f"for {t} in range({count}):", 2)
                 self.line(f"{bad} = {bad} | ({ptr}[{t}] - {ptr}[{t}] != 0)", 3)
             self.fail(bad)
+
+    # --- threads ----------------------------------------------------------------------
+    def threads(self) -> None:
+        """The calling thread's OpenMP setting, as ``StageKernel.__call__`` makes it for a
+        variant with a parallel loop: ``threads.threads_for(work)`` with ``work`` the entries
+        the loops walk (each piece's stored values, or a dense operand's elements, times its
+        free extents); the ``threads`` argument is jit's ``threads=N`` (0: none)."""
+        if not any(has_parallel(fn.body) for fn in self.functions):
+            return
+        terms = []
+        for piece in self.stage.plan.pieces:
+            n = self.stored.get(piece.leaf.name) or self.elements.get(piece.leaf.name)
+            if n is None:
+                raise _Unsupported
+            if piece.leaf.name in self.stored:
+                n = f"<double>{n}"
+            terms.append(" * ".join([n] + [f"<double>({_c(size)})" for _, size in piece.free]))
+        count, dynamic = self.var("team", "int"), self.var("dynamic", "int")
+        self.line(f"{count} = _sf_thread_count({' + '.join(terms) or '0.0'}, threads, "
+                  f"&{dynamic})")
+        self.fail(f"{count} < 1")
+        self.line(f"sf_set_threads({count}, {dynamic})")
 
     # --- outputs ----------------------------------------------------------------------
     def outputs(self) -> None:
@@ -449,7 +475,7 @@ class _Entry:
         self.fail(f"{total} > <double>{limit}")
         self.objects = {part: f"o_{part}" for part in parts}
         self.out_dtypes = {part: (dtc, size) for part, (_, dtc, _, size) in parts.items()}
-        self._allocate([f"o_{part} = _SF_EMPTY({n}, {dtc})"
+        self._allocate([f"o_{part} = sf_np_empty({n}, {dtc})"
                         for part, (n, dtc, _, _) in parts.items()])
         for part, (_, _, ctp, _) in parts.items():
             self._out_ptr(part, ctp)
@@ -537,10 +563,11 @@ class _Entry:
                 self.sparse_input(inp, v)
         self.check_sizes()
         self.finite()
+        self.threads()
         self.outputs()
         self.run()
         self.wrap()
-        head = [f"def fast({', '.join(f'object {v}' for v in names)}):",
+        head = [f"def fast({''.join(f'object {v}, ' for v in names)}*, int threads=0):",
                 "    # the happy path of a call (compiler/fastcall.py); None: take the",
                 "    # checked path"]
         decls = [f"    cdef {t.split('[')[0]} {n}{'[' + t.split('[')[1] if '[' in t else ''}"

@@ -15,19 +15,67 @@ __all__ = ["FAST_HELPERS"]
 
 # module-level text every fast entry uses (imports and small helpers)
 FAST_HELPERS = '''
-from cpython.buffer cimport PyBUF_C_CONTIGUOUS, PyBUF_WRITABLE, PyBUF_STRIDES
 from cpython.exc cimport PyErr_Clear
 from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_CheckExact
 from libc.stdlib cimport getenv
-cdef extern from "Python.h":
-    int _sf_get_buffer "PyObject_GetBuffer"(object, Py_buffer*, int)
+cdef extern from *:
+    """
+    #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+    #include <numpy/arrayobject.h>
+    static int sf_np_import(void) { import_array1(-1); return 0; }
+    #define sf_np_data(a) PyArray_DATA((PyArrayObject*)(a))
+    #define sf_np_ndim(a) PyArray_NDIM((PyArrayObject*)(a))
+    #define sf_np_dims(a) PyArray_DIMS((PyArrayObject*)(a))
+    #define sf_np_strides(a) PyArray_STRIDES((PyArrayObject*)(a))
+    #define sf_np_itemsize(a) PyArray_ITEMSIZE((PyArrayObject*)(a))
+    #define sf_np_descr(a) ((void*)PyArray_DESCR((PyArrayObject*)(a)))
+    #define sf_np_c_contiguous(a) PyArray_IS_C_CONTIGUOUS((PyArrayObject*)(a))
+    static PyObject* sf_np_empty(npy_intp n, PyObject* descr) {
+        Py_INCREF(descr);  /* PyArray_Empty steals it */
+        return PyArray_Empty(1, &n, (PyArray_Descr*)descr, 0);
+    }
+    """
+    # NumPy's C API (the include path is the build's, numpy.get_include()): the buffer
+    # protocol and np.empty's argument parsing were a fifth of a small call
+    int sf_np_import() except -1
+    void* sf_np_data(object) noexcept
+    int sf_np_ndim(object) noexcept
+    Py_ssize_t* sf_np_dims(object) noexcept
+    Py_ssize_t* sf_np_strides(object) noexcept
+    Py_ssize_t sf_np_itemsize(object) noexcept
+    void* sf_np_descr(object) noexcept
+    bint sf_np_c_contiguous(object) noexcept
+    object sf_np_empty(Py_ssize_t, object)
+sf_np_import()
 import numpy as _np
 import scipy.sparse as _sp
 from sparsefold.compiler.fastcall_runtime import (
     COO as _SF_COO, COO_DICT as _SF_COO_DICT, CSC as _SF_CSC, CSC_DICT as _SF_CSC_DICT,
     CSR as _SF_CSR, CSR_DICT as _SF_CSR_DICT, EMPTY as _SF_EMPTY, NDARRAY as _SF_NDARRAY,
-    PHYSICAL as _SF_PHYSICAL, ZEROS as _SF_ZEROS, compressed_array as _sf_compressed_array,
-    coo_array as _sf_coo_array, memory_limit as _sf_memory_limit_checked)
+    NEW as _SF_NEW, PHYSICAL as _SF_PHYSICAL, ZEROS as _SF_ZEROS,
+    compressed_array as _sf_compressed_array,
+    coo_array as _sf_coo_array, memory_limit as _sf_memory_limit_checked,
+    threads as _SF_THREADS)
+
+
+cdef int _sf_thread_count(double work, int requested, int* dynamic) noexcept:
+    # compiler/threads.py's count for a call whose loops visit ``work`` entries, as
+    # threads_for(work) gives it: one below PARALLEL_MIN_WORK (read each call: tests lower
+    # it), else jit's threads=N (``requested``), else threads.requested(); ``dynamic``: OpenMP
+    # may lower it on a busy machine. 0: the rule raised (a bad $SPARSEFOLD_NUM_THREADS), and
+    # the checked path raises it
+    dynamic[0] = 0
+    if work < _SF_THREADS.PARALLEL_MIN_WORK:
+        return 1
+    if requested > 0:
+        return requested
+    try:
+        count, exact = _SF_THREADS.requested()
+    except Exception:
+        PyErr_Clear()
+        return 0
+    dynamic[0] = not exact
+    return count
 
 
 cdef inline int64_t _sf_floordiv(int64_t a, int64_t b) noexcept nogil:
@@ -75,7 +123,7 @@ cdef object _sf_compressed(object cls, dict layout, object data, object indices,
     # A scipy CSR/CSC result, the object storage.results._compressed_array builds
     if layout is None:
         return _sf_compressed_array(cls, data, indices, indptr, shape)
-    out = cls.__new__(cls)
+    out = _SF_NEW(cls)
     d = dict(layout)
     d["data"], d["indices"], d["indptr"], d["_shape"] = data, indices, indptr, shape
     out.__dict__ = d
@@ -86,7 +134,7 @@ cdef object _sf_coo(dict layout, object data, tuple coords, tuple shape):
     # A scipy COO result, the object storage.results._coo_array builds
     if layout is None:
         return _sf_coo_array(_sp.coo_array, data, coords, shape)
-    out = _sp.coo_array.__new__(_sp.coo_array)
+    out = _SF_NEW(_sp.coo_array)
     d = dict(layout)
     d["data"], d["coords"], d["_shape"] = data, coords, shape
     out.__dict__ = d
@@ -103,9 +151,9 @@ cdef object _sf_trim(object array, int64_t n, object dtype, Py_ssize_t itemsize)
     if n * itemsize > 4096:
         array.resize(n, refcheck=False)
         return array
-    out = _SF_EMPTY(n, dtype)
+    out = sf_np_empty(n, dtype)
     if n:
-        memcpy(_sf_out(out), _sf_out(array), n * itemsize)
+        memcpy(sf_np_data(out), sf_np_data(array), n * itemsize)
     return out
 
 
@@ -140,48 +188,34 @@ cdef bint _sf_shape(object shape, int ndim, int64_t* dims):
 
 cdef void* _sf_contiguous(object array, object dtype, Py_ssize_t* length) noexcept:
     # The first item of a 1-d C-contiguous ndarray of exactly ``dtype``; NULL otherwise.
-    cdef Py_buffer view
-    if type(array) is not _SF_NDARRAY or array.dtype is not dtype:
+    if type(array) is not _SF_NDARRAY or sf_np_descr(array) != <void*>dtype:
         return NULL
-    if _sf_get_buffer(array, &view, PyBUF_C_CONTIGUOUS) == -1:
-        PyErr_Clear()
+    if sf_np_ndim(array) != 1 or not sf_np_c_contiguous(array):
         return NULL
-    cdef void* address = view.buf
-    length[0] = view.shape[0] if view.ndim == 1 else -1
-    cdef int ndim = view.ndim
-    PyBuffer_Release(&view)
-    return address if ndim == 1 else NULL
+    length[0] = sf_np_dims(array)[0]
+    return sf_np_data(array)
 
 
 cdef void* _sf_strided(object array, object dtype, int ndim, Py_ssize_t* shape,
                        Py_ssize_t* strides) noexcept:
     # An ndarray of exactly ``dtype`` and rank: its shape and element strides; NULL when its
     # strides are not whole elements (the checked path copies it then).
-    cdef Py_buffer view
     cdef int d
-    if type(array) is not _SF_NDARRAY or array.dtype is not dtype:
+    cdef Py_ssize_t item
+    if type(array) is not _SF_NDARRAY or sf_np_descr(array) != <void*>dtype:
         return NULL
-    if _sf_get_buffer(array, &view, PyBUF_STRIDES) == -1:
-        PyErr_Clear()
+    if sf_np_ndim(array) != ndim:
         return NULL
-    cdef void* address = view.buf
-    cdef bint ok = view.ndim == ndim
-    if ok:
-        for d in range(ndim):
-            shape[d] = view.shape[d]
-            if view.strides[d] % view.itemsize:
-                ok = False
-            strides[d] = view.strides[d] // view.itemsize
-    PyBuffer_Release(&view)
-    return address if ok else NULL
+    item = sf_np_itemsize(array)
+    for d in range(ndim):
+        shape[d] = sf_np_dims(array)[d]
+        if sf_np_strides(array)[d] % item:
+            return NULL
+        strides[d] = sf_np_strides(array)[d] // item
+    return sf_np_data(array)
 
 
 cdef void* _sf_out(object array) noexcept:
-    cdef Py_buffer view
-    if _sf_get_buffer(array, &view, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) == -1:
-        PyErr_Clear()
-        return NULL
-    cdef void* address = view.buf
-    PyBuffer_Release(&view)
-    return address
+    # An output array this entry allocated (C-contiguous, writable)
+    return sf_np_data(array)
 '''

@@ -20,23 +20,28 @@ import numpy as np
 import scipy.sparse as sp
 
 from sparsefold.compiler import memory as _memory
+from sparsefold.compiler import threads as _threads
 from sparsefold.storage import results as _results
 
-__all__ = ["NDARRAY", "EMPTY", "ZEROS", "CSR", "CSC", "COO", "PHYSICAL", "CSR_DICT",
-           "CSC_DICT", "COO_DICT", "memory_limit", "compressed_array", "coo_array"]
+__all__ = ["threads", "NEW", "NDARRAY", "EMPTY", "ZEROS", "CSR", "CSC", "COO", "PHYSICAL",
+           "CSR_DICT", "CSC_DICT", "COO_DICT", "memory_limit", "compressed_array", "coo_array"]
 
 NDARRAY = np.ndarray
+NEW = object.__new__  # a scipy array's own __new__ (checked below): no lookup through its MRO
 EMPTY, ZEROS = np.empty, np.zeros
 CSR = (sp.csr_array, sp.csr_matrix)
 CSC = (sp.csc_array, sp.csc_matrix)
 COO = (sp.coo_array, sp.coo_matrix)
 PHYSICAL = _memory.physical_memory()
+threads = _threads
 memory_limit = _memory.memory_limit
 compressed_array = _results._compressed_array
 coo_array = _results._coo_array
 
 
 def _layout(cls, make) -> dict | None:
+    if cls.__new__ is not NEW:
+        return None
     one = np.ones(1)
     zero = np.zeros(1, np.int32)
     found = dict(make(cls, one, zero).__dict__)

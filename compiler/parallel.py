@@ -2,9 +2,9 @@
 around one, and the check that its iterations really are independent (docs/threads.md).
 
 A parallel loop is printed as Cython's ``prange`` with a static schedule over
-``sf_max_threads()`` threads (the calling thread's OpenMP setting, which the runtime sets per
-call: ``compiler/threads.py``; 1 when the module is built without OpenMP, whose ``prange``
-then compiles to a plain loop). Every thread runs a contiguous block of iterations, each in
+``sf_max_threads()`` threads (the calling thread's OpenMP setting, which every call sets:
+``compiler/threads.py`` on the checked path, ``sf_set_threads`` in the module's fast entry; 1
+when the module is built without OpenMP, whose ``prange`` then compiles to a plain loop). Every thread runs a contiguous block of iterations, each in
 the order a single thread would, so a result that depends only on what each iteration does
 is bit-identical for any thread count.
 
@@ -56,11 +56,14 @@ cdef extern from *:
     #include <omp.h>
     #define sf_max_threads() (omp_get_max_threads() < {MAX_THREADS} ? omp_get_max_threads() \\
                               : {MAX_THREADS})
+    #define sf_set_threads(n, dynamic) (omp_set_dynamic(dynamic), omp_set_num_threads(n))
     #else
     #define sf_max_threads() 1
+    #define sf_set_threads(n, dynamic) ((void)0)
     #endif
     """
-    int sf_max_threads() nogil'''
+    int sf_max_threads() nogil
+    void sf_set_threads(int, int) nogil'''
 
 
 def has_parallel(stmts) -> bool:

@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from sparsefold.compiler import threads
 from sparsefold.compiler.cnames import check_compilable_dtype
 from sparsefold.compiler.gather import GatherStage, serves
 from sparsefold.compiler.kernel import NotFinite, StageKernel
@@ -302,7 +303,8 @@ class Kernel:
         if fast is not None and library == "scipy" and self._fast_ok and not sizes:
             # the variant the last call used, done in its module (compiler/fastcall.py);
             # None: something differs, and the checked path below decides
-            result = fast(*[values[name] for name in self._fast_names])
+            result = fast(*[values[name] for name in self._fast_names],
+                          threads=threads.explicit())
             if result is not None:
                 return result
         try:

@@ -8,7 +8,9 @@ the team costs more than it saves there.
 
 The count reaches the kernel as the calling thread's OpenMP setting (``omp_set_num_threads``
 sets the ``nthreads-var`` of the calling thread only), which a parallel loop reads through
-``sf_max_threads()`` (``parallel.py``). So concurrent Python threads asking for different
+``sf_max_threads()`` (``parallel.py``). A kernel module's fast entry applies the same rule
+from C (``fastcall_pyx._sf_thread_count``, reading :data:`PARALLEL_MIN_WORK` and
+:func:`requested` here). So concurrent Python threads asking for different
 counts do not disturb each other, and the kernels' signatures do not change.
 """
 
@@ -19,12 +21,11 @@ import contextvars
 import ctypes
 import functools
 import os
-import threading
 
 from sparsefold.spec.errors import IllFormedProgram
 
-__all__ = ["PARALLEL_MIN_WORK", "default_threads", "check_threads", "requested", "using",
-           "threads_for", "apply", "openmp_runtime"]
+__all__ = ["PARALLEL_MIN_WORK", "cpus", "default_threads", "check_threads", "requested",
+           "explicit", "using", "threads_for", "apply", "openmp_runtime"]
 
 # Measured 2026-12-01 (python -m sparsefold.benchmarks.threads): CSR SpMV, 16 entries a
 # row, 1 and 2 threads interleaved call by call on this 2-core machine while ~10 processes
@@ -55,11 +56,12 @@ def default_threads() -> int:
         except ValueError:
             value = 0
         return check_threads(value if value >= 1 else configured, "SPARSEFOLD_NUM_THREADS")
-    return _cpus()
+    return cpus()
 
 
 @functools.lru_cache(maxsize=1)
-def _cpus() -> int:
+def cpus() -> int:
+    """The CPUs this process may run on."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):  # pragma: no cover - not Linux
@@ -74,7 +76,14 @@ def requested() -> tuple[int, bool]:
         return n, True
     if os.environ.get("SPARSEFOLD_NUM_THREADS"):
         return default_threads(), True
-    return _cpus(), False
+    return cpus(), False
+
+
+def explicit() -> int:
+    """The count :func:`using` holds (jit's ``threads=N``), else 0: what a kernel module's
+    fast entry takes as ``threads`` (``compiler/fastcall.py``), which reads the rest of the
+    rule itself."""
+    return _REQUESTED.get() or 0
 
 
 @contextlib.contextmanager
@@ -110,18 +119,14 @@ def openmp_runtime():
     return None
 
 
-_last = threading.local()
-
-
 def apply(setting: tuple[int, bool]) -> None:
     """Make ``setting`` (threads, exact) the calling thread's OpenMP setting: exactly that
     many threads, or at most that many with OpenMP's dynamic adjustment on (libgomp then
     runs ``cpus - load average`` threads, at least 1: a kernel does not wait for workers a
-    busy machine cannot schedule). Skipped when the thread is already set so."""
-    if getattr(_last, "setting", None) == setting:
-        return
+    busy machine cannot schedule). Set on every call: a kernel module's fast entry sets the
+    same two values from C (``fastcall_pyx._sf_thread_count``), so no remembered setting
+    can be trusted here."""
     setters = openmp_runtime()
     if setters is not None:
         setters[0](setting[0])
         setters[1](0 if setting[1] else 1)
-    _last.setting = setting

@@ -207,7 +207,9 @@ def extensions():
     from setuptools import Extension
     omp = _openmp()
     args = COMPILE_ARGS + (GCC_ONLY_ARGS if _gcc() else []) + omp
-    exts = [Extension(name, [source], extra_compile_args=args, extra_link_args=omp)
+    import numpy  # the fast entries include NumPy's C headers
+    exts = [Extension(name, [source], include_dirs=[numpy.get_include()],
+                      extra_compile_args=args, extra_link_args=omp)
             for name, source in MODULES.items()]
     return cythonize(exts, compiler_directives=DIRECTIVES, quiet=True,
                      nthreads=min(len(exts), os.cpu_count() or 1) if len(exts) > 1 else 0)

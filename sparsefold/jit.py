@@ -134,6 +134,8 @@ class JitFunction:
         self.threads = threads
         self._programs: dict[tuple, tuple] = {}
         self._recent: dict[tuple, tuple] = {}
+        self._fast_kernel = None  # the kernel whose fast entry the last call ran ...
+        self._fast_arity = -1     # ... on all of its arguments, this many, as they were
         self._assumed: dict = {}   # program -> size equalities its trace assumed
         self._lock = threading.Lock()
 
@@ -203,6 +205,23 @@ class JitFunction:
         return hit[0], out
 
     def __call__(self, *args):
+        # fastest path: the kernel module entry the last call ran, tried on the arguments as
+        # they are. It returns None unless it computes what the checked path of its kernel
+        # would, for these arguments: their exact classes, dtypes, index widths, ranks and
+        # the size relations and preconditions the kernel's trace holds (fastcall.py); and a
+        # trace of these arguments gives a program equal to that kernel's on such arguments
+        # (symbolic sizes stand for any sizes meeting those relations; a concrete trace's
+        # sizes are constants the entry checks), so the result is the one the call would
+        # otherwise compute
+        last = self._fast_kernel
+        tried = None
+        if last is not None and len(args) == self._fast_arity and last._fast_ok:
+            tried = last.final.fast
+            if tried is not None:
+                result = tried(*args) if self.threads is None else \
+                    tried(*args, threads=self.threads)
+                if result is not None:
+                    return result
         # fast path: the same kinds of arguments as a previous call (sizes may differ only
         # where the traced program is symbolic; the key carries the equality pattern)
         # (a scipy class implies its format; pydata's also needs its compressed axes and
@@ -233,14 +252,16 @@ class JitFunction:
         kernel, library, positions, compiled, filled_program = hit
         if positions is not None and compiled._fast_ok and filled_program is None:
             # the kernel module's own entry (compiler/fastcall.py) on the arguments as they
-            # are; None: it leaves the call to the checked path below
+            # are (it sets the thread count as the checked path does); None: it leaves the
+            # call to the checked path below
             fast = compiled.final.fast
-            if fast is not None:
-                if compiled.final.any_threaded:  # as the checked path sets it
-                    _threads_for_call(args, self.threads)
-                result = fast(*args) if positions is True else \
-                    fast(*[args[p] for p in positions])
+            if fast is not None and fast is not tried:
+                taken = args if positions is True else [args[p] for p in positions]
+                result = fast(*taken) if self.threads is None else \
+                    fast(*taken, threads=self.threads)
                 if result is not None:
+                    if positions is True:  # the next call tries this entry first
+                        self._fast_kernel, self._fast_arity = compiled, len(args)
                     return result
         values = {f"a{p}": a for p, a in enumerate(args) if not _is_scalar(a)}
         if filled_program is not None:
@@ -283,38 +304,6 @@ class _Recent(NamedTuple):
     positions: Any                # the fast entry's arguments (True: all), None: no entry
     compiled: Any                 # the pipeline.Kernel whose fast entry it is
     filled_program: Any           # the program when a pydata input has a non-zero fill
-
-
-def _threads_for_call(args, n: int | None) -> None:
-    """The calling thread's OpenMP setting for a kernel with parallel loops, as
-    ``StageKernel.__call__`` makes it (``compiler/threads.py``): one thread below the measured
-    work (the arguments' stored entries), else ``n`` or the default."""
-    threads = _THREADS or _threads_module()
-    work = 0
-    for a in args:  # scipy: stored values; NumPy: elements (cheap reads, no nnz property)
-        if type(a) is np.ndarray:
-            work += a.size
-        else:
-            data = getattr(a, "data", None)
-            work += data.shape[0] if data is not None else 0
-    if work < threads.PARALLEL_MIN_WORK:
-        threads.apply(_ONE_THREAD)
-    else:
-        threads.apply((n, True) if n is not None else threads.requested())
-
-
-_ONE_THREAD = (1, True)
-
-
-def _threads_module():
-    global _THREADS
-    if _THREADS is None:  # imported on first use (the compiler is not imported with jit)
-        from sparsefold.compiler import threads
-        _THREADS = threads
-    return _THREADS
-
-
-_THREADS = None
 
 
 def _fast_positions(kernel, args) -> tuple:

@@ -443,3 +443,50 @@ def test_the_fast_entrys_finite_check_finds_every_non_finite_value(dtype, bad, a
     tiny[1] = np.finfo(dtype).max                          # finite values are finite
     tiny[2] = -np.finfo(dtype).max
     assert fast(a, tiny) is not None
+
+
+# -- the JIT's first try: the fast entry the last call ran --------------------------------
+
+def _outcome(f, args):
+    """(result as a dense array with its dtype, or the exception's class and text)."""
+    try:
+        out = f(*args)
+    except Exception as exc:  # noqa: BLE001 - the outcome is compared, not handled
+        return type(exc), str(exc)
+    return (out.toarray() if hasattr(out, "toarray") else out).tolist(), out.dtype
+
+
+def test_a_later_call_runs_the_last_fast_entry_where_it_applies():
+    fn = lambda a, b: a + b  # noqa: E731
+    f = sf.jit(fn)
+    for _ in range(2):  # the first call builds the variant whose entry the second runs
+        f(_csr(1), _csr(2))
+    assert f._fast_kernel is not None
+    c, d = _csr(3, (9, 4)), _csr(4, (9, 4))
+    np.testing.assert_array_equal(f(c, d).toarray(), (c + d).toarray())
+    assert len(f._recent) == 1, "other sizes of the same relations: the same entry, first"
+
+
+@pytest.mark.parametrize("args", [
+    (_csr(1, (6, 5)), _csr(2, (6, 4))),                  # sizes the program cannot add
+    (_csr(1, (1, 5)), _csr(2, (1, 5))),                  # a size of 1: traced as such
+    (_csr(1, dtype=np.float32), _csr(2, dtype=np.float32)),
+    (_csr(1, fmt="csc"), _csr(2)),
+    (_csr(1),),                                          # another number of arguments
+    (_csr(1), 2.0),                                      # a scalar in an array's place
+    (_csr(1), np.ones((6, 5))),
+], ids=["sizes", "one", "float32", "csc", "arity", "scalar", "dense"])
+def test_where_the_last_fast_entry_does_not_apply_the_call_is_a_first_call(args):
+    fn = lambda *xs: xs[0] + xs[1] if len(xs) == 2 else xs[0]  # noqa: E731
+    f = sf.jit(fn)
+    for _ in range(2):
+        f(_csr(3), _csr(4))
+    assert f._fast_kernel is not None
+    assert _outcome(f, args) == _outcome(sf.jit(fn), args)
+
+
+def test_a_scalar_argument_is_never_read_from_an_earlier_call():
+    f = sf.jit(lambda a, s: a * s)
+    a = _csr(1)
+    f(a, 2.0)
+    np.testing.assert_array_equal(f(a, 3.0).toarray(), 3.0 * a.toarray())

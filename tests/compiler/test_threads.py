@@ -90,22 +90,59 @@ def test_a_row_fill_that_drops_entries_stays_serial():
     assert "prange(" not in sf.show(lambda m: m[:, 5:30], a)  # row lengths unknown up front
 
 
+def _openmp_setting() -> tuple[int, bool]:
+    """The calling thread's OpenMP setting as (threads, exact): what a kernel's parallel loop
+    runs with (``omp_get_max_threads``; exact unless dynamic adjustment is on)."""
+    import ctypes
+    lib = ctypes.CDLL("libgomp.so.1")
+    return lib.omp_get_max_threads(), not lib.omp_get_dynamic()
+
+
+def _calls(f, *args):
+    """``f(*args)`` through the checked path (the fast entry switched off), then through
+    the module's fast entry; the OpenMP setting after each."""
+    f(*args)
+    (entry,) = f._recent.values()
+    kernel = entry.compiled
+    found = []
+    for fast_ok in (False, True):
+        threads.apply((7, True))  # neither path may leave a stale setting in place
+        kernel._fast_ok = fast_ok
+        f._fast_kernel = None
+        f(*args)
+        found.append(_openmp_setting())
+    kernel._fast_ok = True
+    return found
+
+
+@pytest.mark.skipif(threads.openmp_runtime() is None, reason="kernels built without OpenMP")
 def test_threads_follow_the_request_and_the_threshold(monkeypatch):
-    asked = []
-    monkeypatch.setattr(threads, "apply", asked.append)
     rng = np.random.default_rng(0)
     big, small = _matrix(2 * N, 500, 800, 1), _matrix(N // 4, 100, 800, 2)
     x = rng.standard_normal(800)
-    f = sf.jit(lambda a, v: a @ v, threads=3)
-    f(big, x)
-    f(small, x)
-    assert asked == [(3, True), (1, True)]
+    spmv = lambda a, v: a @ v  # noqa: E731
+    assert _calls(sf.jit(spmv, threads=3), big, x) == [(3, True)] * 2
+    assert _calls(sf.jit(spmv, threads=3), small, x) == [(1, True)] * 2
     monkeypatch.setenv("SPARSEFOLD_NUM_THREADS", "5")
-    sf.jit(lambda a, v: a @ v)(big, x)
-    assert asked[-1] == (5, True)
+    assert _calls(sf.jit(spmv), big, x) == [(5, True)] * 2
     monkeypatch.delenv("SPARSEFOLD_NUM_THREADS")
-    sf.jit(lambda a, v: a @ v)(big, x)
-    assert asked[-1] == (threads._cpus(), False)  # an upper bound, lowered on a busy machine
+    # an upper bound, lowered on a busy machine
+    assert _calls(sf.jit(spmv), big, x) == [(threads.cpus(), False)] * 2
+    monkeypatch.setattr(threads, "PARALLEL_MIN_WORK", 1)  # read on every call
+    assert _calls(sf.jit(spmv, threads=2), small, x) == [(2, True)] * 2
+
+
+@pytest.mark.skipif(threads.openmp_runtime() is None, reason="kernels built without OpenMP")
+def test_the_fast_entry_leaves_a_bad_environment_count_to_the_checked_path(monkeypatch):
+    big, x = _matrix(2 * N, 500, 800, 1), np.ones(800)
+    f = sf.jit(lambda a, v: a @ v)
+    f(big, x)
+    (entry,) = f._recent.values()
+    monkeypatch.setenv("SPARSEFOLD_NUM_THREADS", "many")
+    assert entry.compiled.final.fast(big, x) is None
+    assert entry.compiled.final.fast(big, x, threads=2) is not None  # jit's own count
+    with pytest.raises(sf.IllFormedProgram, match="SPARSEFOLD_NUM_THREADS must be a positive"):
+        f(big, x)
 
 
 @pytest.mark.parametrize("bad", [0, -2, 1.5, True, "2"])

@@ -44,11 +44,14 @@ cdef extern from *:
     #include <omp.h>
     #define sf_max_threads() (omp_get_max_threads() < 64 ? omp_get_max_threads() \
                               : 64)
+    #define sf_set_threads(n, dynamic) (omp_set_dynamic(dynamic), omp_set_num_threads(n))
     #else
     #define sf_max_threads() 1
+    #define sf_set_threads(n, dynamic) ((void)0)
     #endif
     """
     int sf_max_threads() nogil
+    void sf_set_threads(int, int) nogil
 
 def _sf_fail(site, a, b, c):
     # the first failed check of the call: which array, what was found
