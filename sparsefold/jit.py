@@ -134,8 +134,9 @@ class JitFunction:
         self.threads = threads
         self._programs: dict[tuple, tuple] = {}
         self._recent: dict[tuple, tuple] = {}
-        self._fast_kernel = None  # the kernel whose fast entry the last call ran ...
-        self._fast_arity = -1     # ... on all of its arguments, this many, as they were
+        # the kernel whose fast entry the last call ran on all of its arguments, as they were,
+        # and how many there were
+        self._fast_last: tuple = (None, -1)
         self._assumed: dict = {}   # program -> size equalities its trace assumed
         self._lock = threading.Lock()
 
@@ -213,9 +214,9 @@ class JitFunction:
         # (symbolic sizes stand for any sizes meeting those relations; a concrete trace's
         # sizes are constants the entry checks), so the result is the one the call would
         # otherwise compute
-        last = self._fast_kernel
+        last, arity = self._fast_last
         tried = None
-        if last is not None and len(args) == self._fast_arity and last._fast_ok:
+        if last is not None and len(args) == arity and last._fast_ok:
             tried = last.final.fast
             if tried is not None:
                 result = tried(*args) if self.threads is None else \
@@ -261,7 +262,7 @@ class JitFunction:
                     fast(*taken, threads=self.threads)
                 if result is not None:
                     if positions is True:  # the next call tries this entry first
-                        self._fast_kernel, self._fast_arity = compiled, len(args)
+                        self._fast_last = (compiled, len(args))  # one store: atomic
                     return result
         values = {f"a{p}": a for p, a in enumerate(args) if not _is_scalar(a)}
         if filled_program is not None:

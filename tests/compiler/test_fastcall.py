@@ -461,7 +461,7 @@ def test_a_later_call_runs_the_last_fast_entry_where_it_applies():
     f = sf.jit(fn)
     for _ in range(2):  # the first call builds the variant whose entry the second runs
         f(_csr(1), _csr(2))
-    assert f._fast_kernel is not None
+    assert f._fast_last[0] is not None
     c, d = _csr(3, (9, 4)), _csr(4, (9, 4))
     np.testing.assert_array_equal(f(c, d).toarray(), (c + d).toarray())
     assert len(f._recent) == 1, "other sizes of the same relations: the same entry, first"
@@ -481,7 +481,7 @@ def test_where_the_last_fast_entry_does_not_apply_the_call_is_a_first_call(args)
     f = sf.jit(fn)
     for _ in range(2):
         f(_csr(3), _csr(4))
-    assert f._fast_kernel is not None
+    assert f._fast_last[0] is not None
     assert _outcome(f, args) == _outcome(sf.jit(fn), args)
 
 

@@ -108,7 +108,7 @@ def _calls(f, *args):
     for fast_ok in (False, True):
         threads.apply((7, True))  # neither path may leave a stale setting in place
         kernel._fast_ok = fast_ok
-        f._fast_kernel = None
+        f._fast_last = (None, -1)
         f(*args)
         found.append(_openmp_setting())
     kernel._fast_ok = True
