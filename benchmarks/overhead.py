@@ -63,7 +63,7 @@ def _fast_entries(enabled: bool) -> None:
         for entry in jit_fn._recent.values():
             kernel = entry.compiled
             if kernel is not None:
-                kernel._fast_ok = enabled and not (kernel.stages or kernel.map_requires)
+                kernel._fast_ok = enabled and not kernel.map_requires
 
 
 def paths(fn, calls: int = 2000, rounds: int = 7) -> dict[str, list[float]]:

@@ -125,11 +125,14 @@ class Kernel:
         self.inputs = [n for n in topological(self.program) if isinstance(n, Input)]
         self._exact: Kernel | None = None
         self._lock = threading.Lock()
-        # the final stage's fast entry may take a call only when nothing runs before it: no
-        # stages, no unproved maps' size conditions (the trace's preconditions, requires,
-        # it checks itself, declining the call when one fails)
-        self._fast_ok = not (self.stages or self.map_requires)
-        self._fast_names = tuple(inp.name for inp in self.final.inputs)
+        # the stages' fast entries may take a call when no unproved map's size conditions
+        # must be checked first (the trace's preconditions, requires, each entry checks
+        # itself, declining the call when one fails). ``entry.fast`` runs them: the final
+        # stage's own entry, or each stage's in turn (_StagedEntry)
+        self._fast_ok = not self.map_requires
+        self.entry = _StagedEntry(self) if self.stages else self.final
+        self._fast_names = tuple(inp.name for inp in (self.inputs if self.stages
+                                                      else self.final.inputs))
 
     @property
     def strategy(self) -> str:
@@ -299,7 +302,7 @@ class Kernel:
                  sizes: dict[str, int] | None = None):
         """Run on ``values`` (input name -> array); ``sizes`` binds size symbols that no
         input's shape binds (an ahead-of-time kernel's size parameters, ``sparsefold.aot``)."""
-        fast = self.final.fast
+        fast = self.entry.fast
         if fast is not None and library == "scipy" and self._fast_ok and not sizes:
             # the variant the last call used, done in its module (compiler/fastcall.py);
             # None: something differs, and the checked path below decides
@@ -343,3 +346,31 @@ class Kernel:
                                      requires=self.requires, operators=self.operators)
             return self._exact
 
+
+class _StagedEntry:
+    """The fast entry of a program with stages: each stage's module entry in turn, every
+    temporary the scipy array the checked path would pass on (``fastcall.py`` builds the
+    same container), the final stage's result returned. None as soon as one entry declines
+    (or has not been built yet: the checked path builds it); the checked path then computes
+    the whole call."""
+
+    __slots__ = ("kernel", "names")
+
+    def __init__(self, kernel: Kernel):
+        self.kernel = kernel
+        self.names = tuple(inp.name for inp in kernel.inputs)
+
+    def fast(self, *args, threads: int = 0):
+        values = dict(zip(self.names, args))
+        for temp, stage in self.kernel.stages:
+            entry = stage.fast
+            if entry is None:
+                return None
+            out = entry(*[values[inp.name] for inp in stage.inputs], threads=threads)
+            if out is None:
+                return None
+            values[temp.name] = out
+        entry = self.kernel.final.fast
+        if entry is None:
+            return None
+        return entry(*[values[inp.name] for inp in self.kernel.final.inputs], threads=threads)

@@ -217,7 +217,7 @@ class JitFunction:
         last, arity = self._fast_last
         tried = None
         if last is not None and len(args) == arity and last._fast_ok:
-            tried = last.final.fast
+            tried = last.entry.fast
             if tried is not None:
                 result = tried(*args) if self.threads is None else \
                     tried(*args, threads=self.threads)
@@ -255,7 +255,7 @@ class JitFunction:
             # the kernel module's own entry (compiler/fastcall.py) on the arguments as they
             # are (it sets the thread count as the checked path does); None: it leaves the
             # call to the checked path below
-            fast = compiled.final.fast
+            fast = compiled.entry.fast
             if fast is not None and fast is not tried:
                 taken = args if positions is True else [args[p] for p in positions]
                 result = fast(*taken) if self.threads is None else \

@@ -80,6 +80,9 @@ PROGRAMS = {
     "csc_scale": (lambda a: a * 2.0, lambda: (_csr(5, fmt="csc"),)),
     "row_sums": (lambda a: sf.sum(a, axis=1), lambda: (_csr(6),)),
     "dense_times_sparse": (lambda a, x: a * x, lambda: (_csr(7), np.ones((6, 5)))),
+    # programs with stages: each stage's entry in turn (pipeline._StagedEntry)
+    "sub_transpose": (lambda a: a - a.T, lambda: (_csr(8, (6, 6)),)),
+    "sum_then_scale": (lambda a, b: (a + b).T * 2.0, lambda: (_csr(9), _csr(10))),
 }
 
 
@@ -90,9 +93,31 @@ def test_the_fast_entry_gives_the_checked_paths_result(name):
     args = make()
     f(*args)
     kernel = _kernel(f)
-    assert kernel.final.fast is not None, "no fast entry for a plain program"
-    assert kernel.final.fast(*args) is not None, "the fast entry declined a plain call"
+    assert kernel.entry.fast is not None, "no fast entry for a plain program"
+    assert kernel.entry.fast(*args) is not None, "the fast entry declined a plain call"
     _same(f(*args), _checked(f, args))
+
+
+@pytest.mark.parametrize("name", ["sub_transpose", "sum_then_scale"])
+def test_programs_with_stages_run_each_stages_entry(name):
+    fn, make = PROGRAMS[name]
+    f = sf.jit(fn)
+    args = make()
+    f(*args)
+    kernel = _kernel(f)
+    assert kernel.stages, "the program was meant to have a stage"
+    stages = [stage for _, stage in kernel.stages] + [kernel.final]
+    entries = [stage.fast for stage in stages]
+    calls = []
+    for stage, entry in zip(stages, entries):  # count the entries' calls
+        stage.fast = lambda *a, _entry=entry, **k: calls.append(1) or _entry(*a, **k)
+    try:
+        result = kernel.entry.fast(*args)
+    finally:
+        for stage, entry in zip(stages, entries):
+            stage.fast = entry
+    assert len(calls) == len(stages)
+    _same(result, _checked(f, args))
 
 
 def _fast_of(fn, args):
