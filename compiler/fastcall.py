@@ -3,18 +3,19 @@ overhead).
 
 A call normally goes through Python: bind sizes, read and validate each input's storage
 (``storage/levels.py``), size and allocate outputs, build the argument list, run, wrap. For
-a kernel variant (fixed index dtypes and output index width), ``fast(*inputs, threads=0)`` does the same
-in the generated module, for inputs of the exact kinds the variant expects — scipy CSR/CSC
-and COO arrays whose cached canonical flag is set, 1-d CSR vectors, C-ordered or strided
-NumPy arrays of the expected dtype — sets the calling thread's OpenMP thread count by ``threads.threads_for``'s rule (``threads=N``:
-jit's explicit count), and returns the result. Anything else (another
-container or dtype, a non-canonical or stale flag, sizes that need Python integers, a
-non-finite operand the plan relies on, an allocation past the memory limit, a result the
-fast entry does not wrap) makes it return ``None`` *before* any kernel work, and the caller
-takes the checked Python path, which computes the same result or raises the documented
-error. So the fast entry decides nothing the checked path would decide differently; it
-skips Python, not checks: every O(1) check of ``storage.levels`` is repeated here, and the
-O(rows) and O(nnz) checks run inside the kernel body, as on the checked path.
+a kernel variant (fixed index dtypes and output index width), ``fast(*inputs, threads=0)``
+does the same in the generated module, for inputs of the exact kinds the variant expects —
+scipy CSR/CSC and COO arrays whose cached canonical flag is set, 1-d CSR vectors, C-ordered
+or strided NumPy arrays of the expected dtype — sets the calling thread's OpenMP thread
+count by ``threads.threads_for``'s rule (``threads=N``: jit's explicit count), and returns
+the result. Anything else (another container or dtype, a non-canonical or stale flag, sizes
+that need Python integers, a non-finite operand the plan relies on, an allocation past the
+memory limit, a result the fast entry does not wrap) makes it return ``None`` *before* any
+kernel work, and the caller takes the checked Python path, which computes the same result
+or raises the documented error. So the fast entry decides nothing the checked path would
+decide differently; it skips Python, not checks: every O(1) check of ``storage.levels`` is
+repeated here, and the O(rows) and O(nnz) checks run inside the kernel body, as on the
+checked path.
 
 Size arithmetic is done in int64 only when it provably cannot overflow: each expression's
 magnitude is bounded as ``2**(a*B + c)`` when every bound size is below ``2**B``

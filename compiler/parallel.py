@@ -3,10 +3,11 @@ around one, and the check that its iterations really are independent (docs/threa
 
 A parallel loop is printed as Cython's ``prange`` with a static schedule over
 ``sf_max_threads()`` threads (the calling thread's OpenMP setting, which every call sets:
-``compiler/threads.py`` on the checked path, ``sf_set_threads`` in the module's fast entry; 1
-when the module is built without OpenMP, whose ``prange`` then compiles to a plain loop). Every thread runs a contiguous block of iterations, each in
-the order a single thread would, so a result that depends only on what each iteration does
-is bit-identical for any thread count.
+``compiler/threads.py`` on the checked path, ``sf_set_threads`` in the module's fast entry;
+1 when the module is built without OpenMP, whose ``prange`` then compiles to a plain loop).
+Every thread runs a contiguous block of iterations, each in the order a single thread would,
+so a result that depends only on what each iteration does is bit-identical for any thread
+count.
 
 In-kernel checks (``loops.Raise``) must not write the function's shared failure slots from
 several threads: inside a parallel loop each thread records its first failure, with the
