@@ -82,8 +82,8 @@ class BuildPrebuilt(build_ext):
             by_name = {e.name: e for e in c_files}
             args = compile_args()
             if "-fvect-cost-model=cheap" in args:  # gcc: as kernels are built at run time,
-                from sparsefold.compiler.build import split_levels  # the glue at -O1, every
-                args = ["-O1" if a == "-O2" else a for a in args]  # cdef function at -O2
+                from sparsefold.compiler.build import GCC_GLUE_LEVEL, split_levels  # glue at
+                args = [GCC_GLUE_LEVEL if a == "-O2" else a for a in args]  # -Og, loops at -O2
                 for ext in c_files:
                     for c_file in ext.sources:
                         text = Path(c_file).read_text()

@@ -73,8 +73,8 @@ from sparsefold.compiler import cache as _cache
 from sparsefold.spec.errors import IllFormedProgram, InternalError
 
 __all__ = [
-    "BUFFER_ADDRESS_PYX", "CFLAGS", "split_levels", "CYTHON_DIRECTIVES", "load_module",
-    "kernel_key",
+    "BUFFER_ADDRESS_PYX", "CFLAGS", "GCC_GLUE_LEVEL", "split_levels", "CYTHON_DIRECTIVES",
+    "load_module", "kernel_key",
     "module_name_for", "environment_fields", "compiler_version", "data_pointer", "stats",
     "COMPILER_VERSION", "clear_memory_cache", "NotPrebuilt", "register_prebuilt",
     "prebuilt_only", "source_digest", "OPENMP_FLAGS", "openmp_flags", "active_cflags",
@@ -84,7 +84,8 @@ __all__ = [
 # The compiler's version: printed in every kernel's header and recorded in every cache entry.
 COMPILER_VERSION = "0.1.0"
 # Bump when the way a source becomes a module changes without the source changing.
-_BUILD_FORMAT = "build-2"  # 2: gcc builds glue at -O1, loops at -O2 (split_levels)
+_BUILD_FORMAT = "build-3"  # 2: gcc builds glue at -O1, loops at -O2 (split_levels); 3: the
+# glue at -Og
 
 CYTHON_DIRECTIVES = {"boundscheck": False, "wraparound": False, "cdivision": True,
                      "initializedcheck": False}
@@ -147,11 +148,17 @@ def openmp_flags() -> tuple[str, ...]:
 # Compile time (issue #11: <= 3 s per kernel). Most of a module's C is Cython's glue — module
 # init, argument parsing of the ``def`` entries, the fast entry's attribute reads — which runs
 # once per call, not per entry; gcc spent ~2/3 of a kernel's 3-5 s optimizing it at -O2.
-# With gcc the module is compiled at -O1 and every ``cdef`` function (Cython names them
-# ``__pyx_f_...``: the loop bodies, the sort, the buffer helpers) is wrapped in
-# ``#pragma GCC optimize ("O2")``, so the loops are optimized as before (measured: the same
-# times on add3, SpMV, hstack at scale) and the glue costs a third. Other compilers (clang
-# ignores the pragma) get -O2 everywhere.
+# With gcc the module is compiled at :data:`GCC_GLUE_LEVEL` and every ``cdef`` function (Cython
+# names them ``__pyx_f_...``: the loop bodies, the sort, the buffer helpers) is wrapped in
+# ``#pragma GCC optimize ("O2")``, so the loops are optimized as before (the OpenMP loop
+# functions of add3 assemble to the same instructions under an -O1 and an -Og base). Other
+# compilers (clang ignores the pragma) get -O2 everywhere.
+# -Og, not -O1, for the glue (measured 2026-12-02, same C files alternated): ~0.5 s less gcc
+# CPU time per kernel (median 2.4-2.7 s -> 1.6-2.0 s on add3, A*B+C, hstack, SpMV), for
+# ~0.1-0.2 us more per call of the fast entry (SpMV's 2.5-2.9 us); -O0 would save ~0.3 s more
+# but costs ~0.5-1 us a call. Keeping helpers that handle Python objects out of -O2 saved
+# nothing measurable.
+GCC_GLUE_LEVEL = "-Og"
 _CDEF_DEFINITION = re.compile(r"^static [^;=]*\b__pyx_f_\w+\([^;]*\) \{$")
 
 
@@ -183,11 +190,11 @@ def split_levels(c_source: str) -> str:
 
 def active_cflags() -> tuple[str, ...]:
     """The C flags a kernel is built with in this process: :data:`CFLAGS` plus OpenMP's,
-    with -O1 in place of -O2 when the compiler is gcc (its loops still get -O2:
-    :func:`split_levels`)."""
+    with :data:`GCC_GLUE_LEVEL` in place of -O2 when the compiler is gcc (its loops still get
+    -O2: :func:`split_levels`)."""
     flags = tuple(CFLAGS)
     if _is_gcc(_compiler()):
-        flags = tuple("-O1" if f == "-O2" else f for f in flags)
+        flags = tuple(GCC_GLUE_LEVEL if f == "-O2" else f for f in flags)
     return flags + openmp_flags()
 
 

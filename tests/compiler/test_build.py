@@ -423,7 +423,7 @@ def fill(object out, Py_ssize_t n, double value):
         module.total(np.zeros(3, np.int32), 3)
 
 
-def test_gcc_optimizes_cdef_functions_at_o2_and_the_glue_at_o1():
+def test_gcc_optimizes_cdef_functions_at_o2_and_the_glue_at_og():
     c = "\n".join([
         "static PyObject *__pyx_pw_4mod_3run(PyObject *self) {", "  return NULL;", "}",
         "static void __pyx_f_4mod__run_body(int64_t __pyx_v_n, double *__pyx_v_out) {",
@@ -447,9 +447,10 @@ def test_gcc_optimizes_cdef_functions_at_o2_and_the_glue_at_o1():
     assert build.split_levels(unclosed) == unclosed
 
 
-def test_kernels_build_at_o1_with_o2_loops_only_under_gcc(monkeypatch):
+def test_kernels_build_at_og_with_o2_loops_only_under_gcc(monkeypatch):
     monkeypatch.setattr(build, "_is_gcc", lambda compiler: True)
-    assert "-O1" in build.active_cflags() and "-O2" not in build.active_cflags()
+    flags = build.active_cflags()
+    assert "-Og" in flags and "-O2" not in flags and "-O1" not in flags
     monkeypatch.setattr(build, "_is_gcc", lambda compiler: False)
-    assert "-O2" in build.active_cflags() and "-O1" not in build.active_cflags()
+    assert "-O2" in build.active_cflags() and "-Og" not in build.active_cflags()
     assert build._is_gcc("/no/such/compiler") is False
