@@ -152,7 +152,7 @@ class _Entry:
         if isinstance(asm, DenseOut) and (asm.counts or not stage.fmt.is_dense):
             raise _Unsupported  # the max/min zero combine, or a dense result made sparse
         if isinstance(asm, AppendOut) and asm.kinds not in (("full", "pos"),) and not (
-                asm.kinds[0] == "pos" and len(asm.kinds) > 1 and
+                asm.kinds[0] == "pos" and (len(asm.kinds) > 1 or stage.program.ndim == 1) and
                 all(k == "one" for k in asm.kinds[1:])):
             raise _Unsupported
         if isinstance(plan, ContractPlan) and not isinstance(asm, DenseOut):
@@ -548,6 +548,8 @@ class _Entry:
             layout = "_SF_CSR_DICT" if kind == "csr" else "_SF_CSC_DICT"
             self.line(f"return _sf_compressed({cls}, {layout}, o_val, o_crd1, o_pos1, "
                       f"{shape_t})")
+        elif kind == "csr" and stage.program.ndim == 1 and set(self.objects) == {"val", "crd0"}:
+            self.line(f"return _sf_vector(o_val, o_crd0, {shape_t})")
         elif kind == "coo" and stage.program.ndim >= 1 and "pos1" not in self.objects:
             crds = "(" + "".join(f"o_crd{d}, " for d in range(stage.program.ndim)) + ")"
             self.line(f"return _sf_coo(_SF_COO_DICT, o_val, {crds}, {shape_t})")

@@ -120,6 +120,33 @@ def test_programs_with_stages_run_each_stages_entry(name):
     _same(result, _checked(f, args))
 
 
+def _vector(seed, n=30):
+    """A 1-d CSR vector (canonical), as the collapse kernels take one."""
+    a = sp.random_array((1, n), density=0.4, format="csr", rng=seed)
+    return sp.csr_array((a.data, a.indices, a.indptr[[0, -1]]), shape=(n,))
+
+
+VECTOR_PROGRAMS = {  # 1-d results: a sparse vector (csr_array), or a 1-d COO array
+    "collapse_csr": (lambda a: a.reshape(-1), "csr", lambda: (_csr(1),)),
+    "collapse_coo": (lambda a: a.reshape(-1), "csr", lambda: (_csr(2, fmt="coo"),)),
+    "collapse_times_vector": (lambda a, v: a.reshape(-1) * v, "csr",
+                              lambda: (_csr(3), _vector(4))),
+    "collapse_to_coo": (lambda a: a.reshape(-1), "coo", lambda: (_csr(5),)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VECTOR_PROGRAMS))
+def test_a_one_d_result_comes_from_the_fast_entry_as_the_checked_path_builds_it(name):
+    fn, out, make = VECTOR_PROGRAMS[name]
+    f = sf.jit(fn, out=out)
+    args = make()
+    f(*args)
+    kernel = _kernel(f)
+    assert kernel.entry.fast is not None and kernel.entry.fast(*args) is not None
+    assert kernel.entry.fast(*args).ndim == 1
+    _same(f(*args), _checked(f, args))
+
+
 def _fast_of(fn, args):
     f = sf.jit(fn)
     f(*args)

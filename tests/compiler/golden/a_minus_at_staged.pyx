@@ -187,6 +187,12 @@ cdef object _sf_compressed(object cls, dict layout, object data, object indices,
     return out
 
 
+cdef object _sf_vector(object data, object indices, tuple shape):
+    # A 1-d CSR result, as storage.results._container builds it (scipy's constructor)
+    indptr = _np.array([0, len(data)], dtype=indices.dtype)
+    return _sp.csr_array((data, indices, indptr), shape=shape)
+
+
 cdef object _sf_coo(dict layout, object data, tuple coords, tuple shape):
     # A scipy COO result, the object storage.results._coo_array builds
     if layout is None:
@@ -731,6 +737,12 @@ cdef object _sf_compressed(object cls, dict layout, object data, object indices,
     d["data"], d["indices"], d["indptr"], d["_shape"] = data, indices, indptr, shape
     out.__dict__ = d
     return out
+
+
+cdef object _sf_vector(object data, object indices, tuple shape):
+    # A 1-d CSR result, as storage.results._container builds it (scipy's constructor)
+    indptr = _np.array([0, len(data)], dtype=indices.dtype)
+    return _sp.csr_array((data, indices, indptr), shape=shape)
 
 
 cdef object _sf_coo(dict layout, object data, tuple coords, tuple shape):
