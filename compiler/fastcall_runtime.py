@@ -23,12 +23,12 @@ from sparsefold.compiler import memory as _memory
 from sparsefold.compiler import threads as _threads
 from sparsefold.storage import results as _results
 
-__all__ = ["threads", "NEW", "NDARRAY", "EMPTY", "ZEROS", "CSR", "CSC", "COO", "PHYSICAL",
+__all__ = ["threads", "NEW", "NDARRAY", "ZEROS", "CSR", "CSC", "COO", "PHYSICAL",
            "CSR_DICT", "CSC_DICT", "COO_DICT", "memory_limit", "compressed_array", "coo_array"]
 
 NDARRAY = np.ndarray
 NEW = object.__new__  # a scipy array's own __new__ (checked below): no lookup through its MRO
-EMPTY, ZEROS = np.empty, np.zeros
+ZEROS = np.zeros
 CSR = (sp.csr_array, sp.csr_matrix)
 CSC = (sp.csc_array, sp.csc_matrix)
 COO = (sp.coo_array, sp.coo_matrix)

@@ -117,7 +117,7 @@ import numpy as _np
 import scipy.sparse as _sp
 from sparsefold.compiler.fastcall_runtime import (
     COO as _SF_COO, COO_DICT as _SF_COO_DICT, CSC as _SF_CSC, CSC_DICT as _SF_CSC_DICT,
-    CSR as _SF_CSR, CSR_DICT as _SF_CSR_DICT, EMPTY as _SF_EMPTY, NDARRAY as _SF_NDARRAY,
+    CSR as _SF_CSR, CSR_DICT as _SF_CSR_DICT, NDARRAY as _SF_NDARRAY,
     NEW as _SF_NEW, PHYSICAL as _SF_PHYSICAL, ZEROS as _SF_ZEROS,
     compressed_array as _sf_compressed_array,
     coo_array as _sf_coo_array, memory_limit as _sf_memory_limit_checked,
