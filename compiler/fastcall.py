@@ -549,7 +549,8 @@ class _Entry:
             self.line(f"return _sf_compressed({cls}, {layout}, o_val, o_crd1, o_pos1, "
                       f"{shape_t})")
         elif kind == "csr" and stage.program.ndim == 1 and set(self.objects) == {"val", "crd0"}:
-            self.line(f"return _sf_vector(o_val, o_crd0, {shape_t})")
+            self.line(f"return _sf_vector(o_val, o_crd0, {self.out_dtypes['crd0'][1]}, "
+                      f"{shape_t})")
         elif kind == "coo" and stage.program.ndim >= 1 and "pos1" not in self.objects:
             crds = "(" + "".join(f"o_crd{d}, " for d in range(stage.program.ndim)) + ")"
             self.line(f"return _sf_coo(_SF_COO_DICT, o_val, {crds}, {shape_t})")

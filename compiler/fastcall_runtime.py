@@ -24,7 +24,7 @@ from sparsefold.compiler import threads as _threads
 from sparsefold.storage import results as _results
 
 __all__ = ["threads", "NEW", "NDARRAY", "ZEROS", "CSR", "CSC", "COO", "PHYSICAL",
-           "CSR_DICT", "CSC_DICT", "COO_DICT", "memory_limit", "compressed_array", "coo_array"]
+           "CSR_DICT", "CSC_DICT", "COO_DICT", "VECTOR_DICT", "memory_limit", "compressed_array", "coo_array"]
 
 NDARRAY = np.ndarray
 NEW = object.__new__  # a scipy array's own __new__ (checked below): no lookup through its MRO
@@ -59,6 +59,8 @@ def _compressed(cls, values, index):
 
 
 CSR_DICT = _layout(sp.csr_array, _compressed)
+VECTOR_DICT = _layout(sp.csr_array, lambda cls, values, index: compressed_array(
+    cls, values, index, np.array([0, 1], np.int32), (1,)))  # a 1-d CSR array
 CSC_DICT = _layout(sp.csc_array, _compressed)
 COO_DICT = _layout(sp.coo_array, lambda cls, values, index: coo_array(
     cls, values, (index, index), (1, 1)))

@@ -155,7 +155,7 @@ def _container(kind: str, shape, val: np.ndarray, arrays: dict[str, np.ndarray],
         pos = arrays.get("pos0")
         if pos is None:
             pos = np.array([0, val.shape[0]], dtype=arrays["crd0"].dtype)
-        return sp.csr_array((val, arrays["crd0"], pos), shape=shape)
+        return _compressed_array(sp.csr_array, val, arrays["crd0"], pos, shape)
     coords = tuple(arrays[f"crd{d}"] for d in range(ndim))
     if library == "pydata":
         import sparse

@@ -147,6 +147,29 @@ def test_a_one_d_result_comes_from_the_fast_entry_as_the_checked_path_builds_it(
     _same(f(*args), _checked(f, args))
 
 
+
+@pytest.mark.parametrize("n", [8, 70000], ids=["int32", "int64"])
+def test_a_one_d_result_is_the_vector_scipys_constructor_builds(n):
+    # the fast entry builds the 1-d csr_array from a layout (not scipy's ~10 us constructor):
+    # it must be the array the constructor makes of the same arrays, indptr [0, nnz] of the
+    # indices' dtype (int64 once N*C passes int32: 70000**2 does), and usable as one
+    a = sp.csr_array((np.array([1.0, -2.0, 3.0]), np.array([1, 3, 7]),
+                      np.array([0, 1, 2, 2, 3] + [3] * (n - 4))), shape=(n, n))
+    f = sf.jit(lambda x: x.reshape(-1), out="csr")
+    f(a)
+    entry = _kernel(f).entry.fast
+    v = entry(a)
+    assert v is not None and type(v) is sp.csr_array and v.shape == (n * n,)
+    ref = sp.csr_array((v.data.copy(), v.indices.copy(),
+                        np.array([0, v.nnz], dtype=v.indices.dtype)), shape=(n * n,))
+    assert v.indices.dtype == np.dtype("int32" if n * n < 2**31 else "int64")
+    assert v.indptr.dtype == v.indices.dtype and list(v.indptr) == [0, 3]
+    np.testing.assert_array_equal(v.indices, [1, n + 3, 3 * n + 7])
+    np.testing.assert_array_equal(v.data, ref.data)
+    assert v.has_canonical_format and v.nnz == 3
+    assert (v - ref).nnz == 0 and (v * 2).sum() == ref.sum() * 2
+    _same(v, _checked(f, (a,)))
+
 def _fast_of(fn, args):
     f = sf.jit(fn)
     f(*args)

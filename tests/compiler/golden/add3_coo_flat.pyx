@@ -99,7 +99,8 @@ import scipy.sparse as _sp
 from sparsefold.compiler.fastcall_runtime import (
     COO as _SF_COO, COO_DICT as _SF_COO_DICT, CSC as _SF_CSC, CSC_DICT as _SF_CSC_DICT,
     CSR as _SF_CSR, CSR_DICT as _SF_CSR_DICT, NDARRAY as _SF_NDARRAY,
-    NEW as _SF_NEW, PHYSICAL as _SF_PHYSICAL, ZEROS as _SF_ZEROS,
+    NEW as _SF_NEW, PHYSICAL as _SF_PHYSICAL, VECTOR_DICT as _SF_VECTOR_DICT,
+    ZEROS as _SF_ZEROS,
     compressed_array as _sf_compressed_array,
     coo_array as _sf_coo_array, memory_limit as _sf_memory_limit_checked,
     threads as _SF_THREADS)
@@ -177,10 +178,17 @@ cdef object _sf_compressed(object cls, dict layout, object data, object indices,
     return out
 
 
-cdef object _sf_vector(object data, object indices, tuple shape):
-    # A 1-d CSR result, as storage.results._container builds it (scipy's constructor)
-    indptr = _np.array([0, len(data)], dtype=indices.dtype)
-    return _sp.csr_array((data, indices, indptr), shape=shape)
+cdef object _sf_vector(object data, object indices, Py_ssize_t itemsize, tuple shape):
+    # A 1-d CSR result, the object storage.results._container builds: indptr [0, nnz] of
+    # the indices' dtype (itemsize 4 or 8)
+    indptr = sf_np_empty(2, indices.dtype)
+    if itemsize == 4:
+        (<int32_t*>sf_np_data(indptr))[0] = 0
+        (<int32_t*>sf_np_data(indptr))[1] = <int32_t>len(data)
+    else:
+        (<int64_t*>sf_np_data(indptr))[0] = 0
+        (<int64_t*>sf_np_data(indptr))[1] = len(data)
+    return _sf_compressed(_sp.csr_array, _SF_VECTOR_DICT, data, indices, indptr, shape)
 
 
 cdef object _sf_coo(dict layout, object data, tuple coords, tuple shape):
