@@ -23,6 +23,14 @@ of the space in row-major order, the cursors following along (an operand is here
 key equals the current coordinate): memory is the dense output alone, and no sparse input
 is densified.
 
+A broadcast sparse row met by intersection (``A * v`` with ``v`` of shape (1, n): every
+output row reads the same source row of ``v``) is *located*, not merged: before the rows, one
+pass over ``v``'s row records each entry's position in a workspace of one slot per column
+(``calloc``: untouched slots cost no memory), and each row of ``A`` looks its keys up there.
+Merging would walk ``v``'s row once per output row, rows x nnz(v) steps (5.2 s against
+scipy's 42 ms on 200000² with nnz(v) = 20000, measured); locating costs nnz(A) lookups. If
+the workspace cannot be allocated, the rows are merged as before.
+
 Reductions accumulate in a register where the output cell is fixed across the inner loop
 (the row of ``sum(a * b, axis=1)``, the scalar of ``sum(a * b)``), else into the output.
 
@@ -40,7 +48,9 @@ from __future__ import annotations
 
 from sparsefold.compiler.cnames import c_literal, ctype
 from sparsefold.compiler.cursors import END, FlatCursor, RowCursor, linear_key
-from sparsefold.compiler.loops import BOOL, INT, Bin, Cond, Expr, Lit, Load, Not, Var, cast
+from sparsefold.compiler.loops import (
+    BOOL, INT, Array, Bin, Call, Cond, Expr, Lit, Load, Not, Var, cast)
+from sparsefold.compiler.lower_stream import broadcast_row
 from sparsefold.compiler.lowering import Lowering
 from sparsefold.compiler.outputs import AppendOut, Assembler, DenseOut
 from sparsefold.compiler.plans import CoiterPlan
@@ -76,6 +86,8 @@ class _Coiteration:
         self.space = plan.space
         self.ndim = len(plan.space)
         self.cursors: list[list] = []  # per operand, its cursors
+        # a broadcast row located through a workspace (_Located), or None
+        self.located: _Located | None = None
 
     # --- pieces -----------------------------------------------------------------------
     def make_cursors(self, row: bool) -> None:
@@ -289,10 +301,15 @@ class _Accumulator:
 def _rows(co: _Coiteration) -> None:
     low, plan, b = co.low, co.plan, co.low.b
     co.make_cursors(row=True)
+    co.located = _Located.make(co)
+    if co.located is not None:
+        co.located.build(co)
     acc = _Accumulator.make(co, scope="row") or _Accumulator.make(co, scope="all")
     if plan.reduction is None and low.rows_parallel and type(co.asm) is AppendOut and \
             co.asm.kinds == ("full", "pos"):
         _parallel_fill(co)
+        if co.located is not None:
+            co.located.free(co)
         return
     # a row's iteration writes only cells of its own output row: its entries, or the one
     # cell its reduction register lands in (not through MapChecked: no proof there)
@@ -308,6 +325,91 @@ def _rows(co: _Coiteration) -> None:
             co.asm.end_row(low, r)
     if acc is not None and acc.scope == "all":
         acc.finish(tuple(Lit("0", INT) for _ in plan.space))
+    if co.located is not None:
+        co.located.free(co)
+
+
+class _Located:
+    """The broadcast row of a two-operand intersection, located through a workspace (module
+    doc): ``ws[j]`` is one plus the position of the row's entry at output column ``j``, 0
+    where it has none. Operands by number: ``walked`` is merged no more, ``row`` is looked
+    up (their cursors are remade for the parallel fill's second pass)."""
+
+    def __init__(self, co: _Coiteration, walked: int, row: int):
+        b = co.low.b
+        self.walked, self.row = walked, row
+        self.ptr = b.fresh("ws_at", "int64_t*")
+        self.ws = Array(self.ptr.name, INT)
+        self.on = b.fresh("located", BOOL)
+
+    @staticmethod
+    def make(co: _Coiteration):
+        plan = co.plan
+        if len(plan.operands) != 2 or plan.lattice.points != (frozenset({0, 1}),) or \
+                any(len(cs) != 1 for cs in co.cursors):
+            return None
+        for row in (1, 0):
+            c = co.cursors[row][0]
+            other = co.cursors[1 - row][0]
+            if broadcast_row(c.piece, plan.order) and not c.row_guards() and \
+                    not broadcast_row(other.piece, plan.order):
+                return _Located(co, 1 - row, row)
+        return None
+
+    def build(self, co: _Coiteration) -> None:
+        """The workspace, from one pass over the row (its cursor opened at output row 0:
+        every output row reads the same source row); ``located`` false when there are no
+        output rows or the allocation fails (the rows are merged then)."""
+        b, plan = co.low.b, co.plan
+        a, inner = plan.order
+        rows, cols = index(plan.space[a]), index(plan.space[inner])
+        row = co.cursors[self.row][0]  # a cursor of its own: the loops' are private to them
+        c = RowCursor(co.low, row.piece, f"{row.tag}_ws", plan.order, co.values)
+        b.assign(self.on, Lit("False", BOOL))
+        b.assign(self.ptr, Lit("NULL", "int64_t*"))
+        with b.block(f"locate {plan.operands[self.row].name}'s broadcast row: the position "
+                     f"of its entry at each output column, one pass (instead of a merge per "
+                     f"output row)"):
+            with b.if_(Bin("and", Bin(">", rows, Lit("0", INT)), Bin(">", cols, Lit("0", INT)))):
+                cells = b.fresh("ws_cells")
+                b.assign(cells, cols)
+                b.assign(self.ptr, Lit(f"<int64_t*>calloc({cells.name}, 8)", "int64_t*",
+                                       (cells,)))
+                with b.if_(Bin("!=", self.ptr, Lit("NULL", "int64_t*"))):
+                    b.assign(self.on, Lit("True", BOOL))
+                    c.init(Lit("0", INT))
+                    c.settle()
+                    with b.while_(Bin("!=", c.key, END)):
+                        b.store(self.ws, c.key, c.p + 1)
+                        c.step()
+                        c.settle()
+
+    def merge(self, co: _Coiteration, r: Var, k: Var, acc, coords_of) -> None:
+        """Row ``r``: the walked operand's entries in order, each looked up in the row's
+        workspace; a key the row stores meets the point."""
+        b = co.low.b
+        x, y = co.cursors[self.walked][0], co.cursors[self.row][0]
+        x.init(r)
+        # the row's source row (the same for every r), assigned here: a parallel loop's
+        # iterations keep their own copy of what they assign
+        b.assign(y.src, index(y.piece.backward[y.outer_mode], {y.row_symbol: r}))
+        q = b.fresh("at")
+        x.settle()
+        with b.while_(Bin("!=", x.key, END)):
+            b.assign(k, x.key)
+            b.assign(q, Load(self.ws, k))
+            with b.if_(Bin("!=", q, Lit("0", INT))):
+                b.assign(y.p, q - 1)
+                b.assign(y.inner, Load(y.arrays.crd[1], y.p))
+                here = {x: Lit("True", BOOL), y: Lit("True", BOOL)}
+                _visit(co, here, acc, coords_of, met=True)
+            x.step()
+            x.settle()
+
+    def free(self, co: _Coiteration) -> None:
+        b = co.low.b
+        with b.if_(Bin("!=", self.ptr, Lit("NULL", "int64_t*"))):
+            b.emit(Call("free", (self.ptr,)))
 
 
 def _note(co: _Coiteration) -> str:
@@ -323,8 +425,6 @@ def _row_merge(co: _Coiteration, r: Var, acc) -> None:
     b, plan = co.low.b, co.plan
     a, inner = plan.order
     k = b.fresh("k")
-    for c in co.all_cursors():
-        c.init(r)
     if acc is not None and acc.scope == "row":
         acc.start()
 
@@ -332,7 +432,17 @@ def _row_merge(co: _Coiteration, r: Var, acc) -> None:
         out = [None, None]
         out[a], out[inner] = r, k
         return tuple(out)
+    located = co.located
+    if located is not None:
+        with b.if_(located.on):
+            located.merge(co, r, k, acc, coords_of)
+        b_else = b.else_()
+        b_else.__enter__()
+    for c in co.all_cursors():
+        c.init(r)
     _merge(co, k, acc, coords_of)
+    if located is not None:
+        b_else.__exit__(None, None, None)
     if acc is not None and acc.scope == "row":
         coords = [None, None]
         coords[a], coords[inner] = r, Lit("0", INT)

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: coiterate -> dense
-# sparsefold compiler 0.2.0; source hash 52c4bd0a8f182553
+# sparsefold compiler 0.2.0; source hash ce3aec58fbaafbbf
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -130,6 +130,8 @@ cdef void _run_body(
             sf_terr[sf_t] = 0
         for r in prange(sf_hi, num_threads=sf_nt, schedule='static'):
             sf_tid = threadid()
+            acc = (-INFINITY)
+            acc_n = 0
             s_a = r
             p_a = in_a0_pos1[s_a]
             e_a = in_a0_pos1[s_a + 1]
@@ -174,8 +176,6 @@ cdef void _run_body(
                 e_b = p_b
             stale_b = True
             key_b = INT64_MAX
-            acc = (-INFINITY)
-            acc_n = 0
             if stale_a:
                 stale_a = False
                 key_a = INT64_MAX

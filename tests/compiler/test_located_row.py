@@ -1,0 +1,117 @@
+"""A broadcast sparse row met by intersection is located through a workspace, not merged
+once per output row (``compiler/lower_coiter.py``, ``_Located``): results against NumPy over
+formats, reductions, guarded rows and thread counts; the workspace's fallback to the merge
+when it cannot be allocated; and which kernels take it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import sparsefold as sf
+from sparsefold.compiler import threads
+
+
+def _m(shape, density, seed, fmt="csr"):
+    return sp.random_array(shape, density=density, format=fmt, rng=seed)
+
+
+def _row(n, density, seed):
+    return _m((1, n), density, seed)
+
+
+# (program, reference on dense arrays, out format or None)
+PROGRAMS = {
+    "a_times_row": (lambda a, v: a * v, lambda a, v: a * v, "csr"),
+    "row_times_a": (lambda a, v: v * a, lambda a, v: v * a, "csr"),
+    "a_times_row_coo_out": (lambda a, v: a * v, lambda a, v: a * v, "coo"),
+    "a_times_row_dense_out": (lambda a, v: a * v, lambda a, v: a * v, "dense"),
+    "row_sums": (lambda a, v: sf.sum(a * v, axis=1), lambda a, v: (a * v).sum(axis=1), None),
+    "total": (lambda a, v: sf.sum(a * v), lambda a, v: (a * v).sum(), None),
+    "row_max": (lambda a, v: sf.max(a * v, axis=1), lambda a, v: (a * v).max(axis=1), None),
+    "strided_row": (lambda a, v: a[:, ::2] * v[:, 1::2],
+                    lambda a, v: a[:, ::2] * v[:, 1::2], "csr"),
+    "sliced_row": (lambda a, v: a[1:, 3:] * v[:, :-3], lambda a, v: a[1:, 3:] * v[:, :-3],
+                   "csr"),
+    "explicit_broadcast": (lambda a, v: a * sf.broadcast_to(v, a.shape),
+                           lambda a, v: a * v, "csr"),
+}
+
+
+def _check(name, a, v):
+    fn, ref, out = PROGRAMS[name]
+    got = sf.jit(fn, out=out)(a, v)
+    want = ref(a.toarray(), v.toarray())
+    got = got.toarray() if sp.issparse(got) else np.asarray(got)
+    np.testing.assert_allclose(got, np.broadcast_to(want, got.shape), rtol=1e-12)
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_a_broadcast_row_times_a_matrix_equals_numpy(name, fmt):
+    _check(name, _m((40, 30), 0.3, 1, fmt), _row(30, 0.4, 2))
+
+
+@pytest.mark.parametrize("case", ["empty_row", "full_row", "no_rows", "empty_matrix"])
+def test_edge_cases_of_the_located_row(case):
+    a, v = _m((40, 30), 0.3, 3), _row(30, 0.4, 4)
+    if case == "empty_row":
+        v = sp.csr_array((1, 30))
+    elif case == "full_row":
+        v = sp.csr_array(np.arange(1.0, 31.0)[None, :])
+    elif case == "no_rows":
+        a = sp.csr_array((0, 30))
+    elif case == "empty_matrix":
+        a = sp.csr_array((40, 30))
+    for name in ("a_times_row", "row_sums", "strided_row"):
+        _check(name, a, v)
+
+
+def test_the_row_is_located_not_merged():
+    a, v = _m((40, 30), 0.3, 1), _row(30, 0.4, 2)
+    src = sf.show(lambda x, y: x * y, a, v, out="csr")
+    assert "locate a1's broadcast row" in src
+    assert "ws_at = <int64_t*>calloc(" in src
+    # two operands stored in full (no broadcast): merged as before
+    assert "s broadcast row: the position" not in sf.show(lambda x, y: x * y, a, _m((40, 30), 0.3, 5), out="csr")
+    # a union keeps the row's entries on every output row: merged (the output is that big)
+    assert "s broadcast row: the position" not in sf.show(lambda x, y: x + y, a, v, out="csr")
+
+
+def test_a_workspace_that_cannot_be_allocated_falls_back_to_the_merge():
+    # 2**40 columns: the workspace would be 8 TiB, which calloc refuses here; the kernel then
+    # merges the row on every output row, as it did before the workspace
+    n = 2**40
+    a = sp.csr_array((np.array([2.0, 3.0, 5.0]), np.array([7, n - 1, 12], dtype=np.int64),
+                      np.array([0, 2, 2, 3], dtype=np.int64)), shape=(3, n))
+    v = sp.csr_array((np.array([10.0, 100.0]), np.array([7, n - 1], dtype=np.int64),
+                      np.array([0, 2], dtype=np.int64)), shape=(1, n))
+    got = sf.jit(lambda x, y: x * y, out="csr")(a, v)
+    assert got.shape == (3, n) and got.nnz == 2
+    np.testing.assert_array_equal(got.indptr, [0, 2, 2, 2])
+    np.testing.assert_array_equal(got.indices, [7, n - 1])
+    np.testing.assert_array_equal(got.data, [20.0, 300.0])
+
+
+@pytest.mark.parametrize("name", ["a_times_row", "row_sums", "a_times_row_dense_out"])
+def test_located_rows_on_two_threads_equal_one_thread_bit_for_bit(name, monkeypatch):
+    monkeypatch.setattr(threads, "PARALLEL_MIN_WORK", 0)  # small calls threaded as well
+    fn, _, out = PROGRAMS[name]
+    a, v = _m((300, 200), 0.05, 7), _row(200, 0.5, 8)
+    one = sf.jit(fn, out=out, threads=1)(a, v)
+    two = sf.jit(fn, out=out, threads=2)(a, v)
+    if sp.issparse(one):
+        for part in ("indptr", "indices", "data"):
+            np.testing.assert_array_equal(getattr(one, part), getattr(two, part))
+    else:
+        np.testing.assert_array_equal(one, two)
+    _check(name, a, v)
+
+
+def test_a_bad_coordinate_in_the_located_row_is_reported():
+    a = _m((5, 6), 0.5, 9)
+    v = sp.csr_array((np.array([1.0, 2.0]), np.array([1, 9], dtype=np.int32),
+                      np.array([0, 2], dtype=np.int32)), shape=(1, 6))
+    with pytest.raises(sf.InvalidData, match="out of range"):
+        sf.jit(lambda x, y: x * y, out="csr")(a, v)
