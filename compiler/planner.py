@@ -28,7 +28,7 @@ from sparsefold.compiler import contract
 from sparsefold.compiler.coo_rows import coo_run_leaf
 from sparsefold.compiler.lattice import build as build_lattice
 from sparsefold.compiler.lower_bulk import bulk_shifts
-from sparsefold.compiler.lower_stream import row_loop_applies
+from sparsefold.compiler.lower_stream import broadcast_row, row_loop_applies
 from sparsefold.compiler.order import prune_guards, stream_is_ordered, stream_is_row_ordered
 from sparsefold.compiler.outputs import appendable
 from sparsefold.compiler.plans import CoiterPlan, DensePlan, Operand, Plan, Reduction, StreamPlan
@@ -327,6 +327,15 @@ def _plan_elementwise(root: Node, space_node: Node, fmt: Format, exact: bool,
                               tuple(order), tuple(root.shape), assembly, reduction, exact)
     # no order serves every operand: compute the first one that fails in the first order
     order = candidates[0]
+    if ndim == 2 and any(_operand_ok(o, order, True) and any(
+            broadcast_row(p, order) for p in o.pieces) for o in operands):
+        # a broadcast row is read by rows only: the operands rows cannot drive (COO) are
+        # reordered into an O(nnz) temporary, rather than the broadcast materialized at
+        # rows x the row's entries
+        for o in operands:
+            if not _operand_ok(o, order, True):
+                raise NeedsStage(o.node, tuple(order), f"{o.name} is read by rows beside a "
+                                                       f"broadcast row")
     for o in operands:
         if not _operand_ok(o, order, False):
             raise NeedsStage(o.node, tuple(order), f"{o.name} is not stored in the "

@@ -115,3 +115,20 @@ def test_a_bad_coordinate_in_the_located_row_is_reported():
                       np.array([0, 2], dtype=np.int32)), shape=(1, 6))
     with pytest.raises(sf.InvalidData, match="out of range"):
         sf.jit(lambda x, y: x * y, out="csr")(a, v)
+
+
+def test_a_coo_operand_beside_a_broadcast_row_is_reordered_not_the_row_broadcast(
+        monkeypatch):
+    # COO rows cannot drive the row loop: the COO operand is reordered into an O(nnz) CSR
+    # temporary, and the row is located; materializing the broadcast instead would take
+    # rows x nnz(v) entries (here 20000 x 10000, far over the limit set below)
+    monkeypatch.setenv("SPARSEFOLD_MEMORY_LIMIT", str(50 * 2**20))
+    a = _m((20000, 20000), 5e-6, 10, "coo")
+    v = _row(20000, 0.5, 11)
+    f = sf.jit(lambda x, y: x * y, out="csr")
+    got = f(a, v)
+    (hit,) = f._recent.values()
+    staged = [{i.name for i in stage.inputs} for _, stage in hit.kernel.stages]
+    assert staged == [{"a0"}], staged
+    want = sp.csr_array(a.multiply(v))
+    assert abs(got - want).max() == 0 and got.nnz == want.nnz
