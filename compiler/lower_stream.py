@@ -31,7 +31,9 @@ from sparsefold.compiler.coo_rows import (
 )
 from sparsefold.compiler.loops import (
     INT,
+    Array,
     Bin,
+    Call,
     Expr,
     Lit,
     Load,
@@ -392,9 +394,29 @@ def lower_rows(low: Lowering, pieces: tuple[StreamPiece, ...], out_order, out_sh
     b = low.b
     r = b.fresh("r")
     row = sz.out_coord(out_order[0]).name
+    fallback = None
     if _fill_parallel(low, pieces, asm):
-        _parallel_rows(low, pieces, out_order, out_shape, asm, values, r, row)
-        return
+        if asm.kinds == ("full", "pos"):  # the row starts are the result's own indptr
+            _parallel_rows(low, pieces, out_order, out_shape, asm, values, r, row,
+                           asm.pos[1], asm.ix)
+            return
+        # a COO result: with more than one thread, the row starts in a temporary of rows +
+        # 1; else (or without it) the serial loop below, which one thread runs faster (the
+        # parallel loop's outlined body kept gcc from vectorizing the row copies: 1.3x
+        # slower on hstack into COO, measured)
+        ptr = b.fresh("row_at", "int64_t*")
+        cells = b.fresh("row_cells")
+        b.assign(ptr, Lit("NULL", "int64_t*"))
+        with b.if_(Bin(">", Lit("sf_max_threads()", INT), Lit("1", INT))):
+            b.assign(cells, index(out_shape[out_order[0]]) + 1)
+            b.assign(ptr, Lit(f"<int64_t*>calloc({cells.name}, 8)", "int64_t*", (cells,)))
+        with b.if_(Bin("!=", ptr, Lit("NULL", "int64_t*"))):
+            _parallel_rows(low, pieces, out_order, out_shape, asm, values, r, row,
+                           Array(ptr.name, INT), INT)
+            b.emit(Call("free", (ptr,)))
+        fallback = b.else_()
+        fallback.__enter__()
+        r = b.fresh("r")
     runs = {n: CooRun(low, p, skip=bool(row_guards(p, row)) or not sz.definitely_equal(
                 p.leaf.shape[p.leaf.format.mode_order[0]], out_shape[out_order[0]]))
             for n, p in enumerate(pieces) if coo_run_leaf(p)}
@@ -418,14 +440,18 @@ def lower_rows(low: Lowering, pieces: tuple[StreamPiece, ...], out_order, out_sh
         run.close(low)
     if short is not None:
         short.__exit__(None, None, None)
+    if fallback is not None:
+        fallback.__exit__(None, None, None)
 
 
 def _fill_parallel(low: Lowering, pieces, asm) -> bool:
-    """May the row-driven loop fill a CSR output in parallel? When every output row's length
-    is known before its entries are read — the sum of its pieces' source row lengths: no
-    piece drops entries (no guard on an entry's coordinates, no broadcast) — each row's
-    start is a prefix sum, and rows are filled independently at their own offsets."""
-    if not low.rows_parallel or type(asm) is not AppendOut or asm.kinds != ("full", "pos"):
+    """May the row-driven loop fill a CSR or 2-d COO output in parallel? When every output
+    row's length is known before its entries are read — the sum of its pieces' source row
+    lengths: no piece drops entries (no guard on an entry's coordinates, no broadcast) —
+    each row's start is a prefix sum, and rows are filled independently at their own
+    offsets."""
+    if not low.rows_parallel or type(asm) is not AppendOut or \
+            asm.kinds not in (("full", "pos"), ("pos", "one")):
         return False
     for piece in pieces:
         a = sz.in_coord(piece.leaf.format.mode_order[0]).name
@@ -435,13 +461,14 @@ def _fill_parallel(low: Lowering, pieces, asm) -> bool:
     return True
 
 
-def _parallel_rows(low, pieces, out_order, out_shape, asm: AppendOut, values, r, row) -> None:
-    """Count, prefix sum, fill: the row lengths in parallel into ``pos[r + 1]``, their
-    prefix sum (one pass), then every row in parallel from ``pos[r]`` on. Each entry lands
-    where the serial loop puts it: the result is bit-identical for any thread count."""
-    b, ix = low.b, asm.ix
+def _parallel_rows(low, pieces, out_order, out_shape, asm: AppendOut, values, r, row,
+                   pos: Array, ix: str) -> None:
+    """Count, prefix sum, fill: the row lengths in parallel into ``pos[r + 1]`` (of C type
+    ``ix``: the CSR result's indptr, or a temporary for a COO one), their prefix sum (one
+    pass), then every row in parallel from ``pos[r]`` on. Each entry lands where the serial
+    loop puts it: the result is bit-identical for any thread count."""
+    b = low.b
     rows = index(out_shape[out_order[0]])
-    pos = asm.pos[1]
     with b.block("parallel rows, pass 1: each output row's length (its pieces' source rows)"):
         length = b.fresh("row_len")
         with b.loop(r, 0, rows, parallel=True):

@@ -85,6 +85,27 @@ def test_parallel_row_fill_is_bit_identical_to_one_thread(pid, fn, nnz, monkeypa
                 assert getattr(got, part).dtype == getattr(one, part).dtype
 
 
+@pytest.mark.parametrize("nnz", [N // 8, 4 * N])
+@pytest.mark.parametrize("pid, fn", SHAPE_PROGRAMS[:3], ids=[p[0] for p in SHAPE_PROGRAMS[:3]])
+def test_parallel_row_fill_into_coo_is_bit_identical_to_one_thread(pid, fn, nnz, monkeypatch):
+    # a COO result's row starts go to a temporary (the result has no indptr); one thread
+    # runs the serial loop, more run count, prefix sum and fill
+    rows = max(9, nnz // 40)
+    a, b = _matrix(nnz // 2, rows, 700, nnz), _matrix(nnz // 2, rows, 300, nnz + 1)
+    src = sf.show(fn, a, b, out="coo")
+    assert "prange(" in src and "row_at = <int64_t*>calloc(" in src
+    one = sf.jit(fn, out="coo", threads=1)(a, b)
+    expect = fn(sf.asarray(a), sf.asarray(b)).interpret()
+    expect = expect.toarray() if hasattr(expect, "toarray") else np.asarray(expect)
+    np.testing.assert_array_equal(one.toarray(), expect)
+    monkeypatch.setattr(threads, "PARALLEL_MIN_WORK", 0)
+    for n in (2, 3):
+        got = sf.jit(fn, out="coo", threads=n)(a, b)
+        for x, y in zip((*got.coords, got.data), (*one.coords, one.data)):
+            np.testing.assert_array_equal(x, y)
+            assert x.dtype == y.dtype
+
+
 def test_a_row_fill_that_drops_entries_stays_serial():
     a = _matrix(500, 50, 40, 6)
     assert "prange(" not in sf.show(lambda m: m[:, 5:30], a)  # row lengths unknown up front
