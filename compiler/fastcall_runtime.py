@@ -24,7 +24,8 @@ from sparsefold.compiler import threads as _threads
 from sparsefold.storage import results as _results
 
 __all__ = ["threads", "NEW", "NDARRAY", "ZEROS", "CSR", "CSC", "COO", "PHYSICAL",
-           "CSR_DICT", "CSC_DICT", "COO_DICT", "VECTOR_DICT", "memory_limit", "compressed_array", "coo_array"]
+           "CSR_DICT", "CSC_DICT", "COO_DICT", "VECTOR_DICT", "memory_limit",
+           "compressed_array", "coo_array"]
 
 NDARRAY = np.ndarray
 NEW = object.__new__  # a scipy array's own __new__ (checked below): no lookup through its MRO

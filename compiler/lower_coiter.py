@@ -49,7 +49,19 @@ from __future__ import annotations
 from sparsefold.compiler.cnames import c_literal, ctype
 from sparsefold.compiler.cursors import END, FlatCursor, RowCursor, linear_key
 from sparsefold.compiler.loops import (
-    BOOL, INT, Array, Bin, Call, Cond, Expr, Lit, Load, Not, Var, cast)
+    BOOL,
+    INT,
+    Array,
+    Bin,
+    Call,
+    Cond,
+    Expr,
+    Lit,
+    Load,
+    Not,
+    Var,
+    cast,
+)
 from sparsefold.compiler.lower_stream import broadcast_row
 from sparsefold.compiler.lowering import Lowering
 from sparsefold.compiler.outputs import AppendOut, Assembler, DenseOut

@@ -74,7 +74,9 @@ def test_the_row_is_located_not_merged():
     assert "locate a1's broadcast row" in src
     assert "ws_at = <int64_t*>calloc(" in src
     # two operands stored in full (no broadcast): merged as before
-    assert "s broadcast row: the position" not in sf.show(lambda x, y: x * y, a, _m((40, 30), 0.3, 5), out="csr")
+    other = _m((40, 30), 0.3, 5)
+    assert "s broadcast row: the position" not in sf.show(lambda x, y: x * y, a, other,
+                                                         out="csr")
     # a union keeps the row's entries on every output row: merged (the output is that big)
     assert "s broadcast row: the position" not in sf.show(lambda x, y: x + y, a, v, out="csr")
 
