@@ -183,17 +183,114 @@ def _flat(co: _Coiteration) -> None:
     co.make_cursors(row=False)
     acc = _Accumulator.make(co, scope="all")
     names = [o.name for o in plan.operands]
+    located = _ColumnLocated.make(co)
+    if located is not None:
+        located.build(co)
     with b.block(f"co-iteration of {', '.join(names)} over "
                  f"{plan.lattice.describe(names)}: one cursor per piece, keys in "
                  f"storage order (proved); the smallest key is visited next"):
-        for c in co.all_cursors():
-            c.init()
         k = b.fresh("k")
         if acc:
             acc.start()
+        if located is not None:
+            with b.if_(located.on):
+                located.merge(co, k, acc)
+            otherwise = b.else_()
+            otherwise.__enter__()
+        for c in co.all_cursors():
+            c.init()
         _merge(co, k, acc, lambda c: tuple(c.out))
+        if located is not None:
+            otherwise.__exit__(None, None, None)
         if acc:
             acc.finish(tuple(Lit("0", INT) for _ in plan.space))
+    if located is not None:
+        located.free(co)
+
+
+class _ColumnLocated:
+    """The column-major form of :class:`_Located`: a broadcast row met by intersection in a
+    flat co-iteration whose columns are outermost (``v * A`` with ``A`` CSC: the result is
+    CSC). The row's flat cursor would walk every row of each column it stores (rows x nnz(v)
+    steps); instead its entries' positions go into a workspace by column, and each entry of
+    the walked operand looks its column up there."""
+
+    def __init__(self, co: _Coiteration, walked: int, row: int):
+        b = co.low.b
+        self.walked, self.row = walked, row
+        self.ptr = b.fresh("ws_at", "int64_t*")
+        self.ws = Array(self.ptr.name, INT)
+        self.on = b.fresh("located", BOOL)
+
+    @staticmethod
+    def make(co: _Coiteration):
+        plan = co.plan
+        if len(plan.space) != 2 or tuple(plan.order) != (1, 0) or len(plan.operands) != 2 or \
+                plan.lattice.points != (frozenset({0, 1}),) or \
+                any(len(cs) != 1 for cs in co.cursors):
+            return None
+        for row in (1, 0):
+            c, other = co.cursors[row][0], co.cursors[1 - row][0]
+            piece = c.piece
+            if other.free or other.dense or c.dense or not broadcast_row(piece, (0, 1)) or \
+                    piece.leaf.format.kinds != ("full", "pos") or \
+                    piece.leaf.format.mode_order != (0, 1) or piece.layers or \
+                    sz.conjuncts(piece.guard) or sz.conjuncts(piece.out_guard):
+                continue
+            return _ColumnLocated(co, 1 - row, row)
+        return None
+
+    def build(self, co: _Coiteration) -> None:
+        """One pass over the row (a row cursor of its own, opened at output row 0: every
+        output row reads the same source row), as :meth:`_Located.build`."""
+        b, plan = co.low.b, co.plan
+        rows, cols = index(plan.space[0]), index(plan.space[1])
+        row = co.cursors[self.row][0]
+        c = RowCursor(co.low, row.piece, f"{row.tag}_ws", (0, 1), co.values)
+        b.assign(self.on, Lit("False", BOOL))
+        b.assign(self.ptr, Lit("NULL", "int64_t*"))
+        with b.block(f"locate {plan.operands[self.row].name}'s broadcast row: the position "
+                     f"of its entry at each output column, one pass (instead of walking "
+                     f"every row of each column it stores)"):
+            with b.if_(Bin("and", Bin(">", rows, Lit("0", INT)), Bin(">", cols, Lit("0", INT)))):
+                cells = b.fresh("ws_cells")
+                b.assign(cells, cols)
+                b.assign(self.ptr, Lit(f"<int64_t*>calloc({cells.name}, 8)", "int64_t*",
+                                       (cells,)))
+                with b.if_(Bin("!=", self.ptr, Lit("NULL", "int64_t*"))):
+                    b.assign(self.on, Lit("True", BOOL))
+                    c.init(Lit("0", INT))
+                    c.settle()
+                    with b.while_(Bin("!=", c.key, END)):
+                        b.store(self.ws, c.key, c.p + 1)
+                        c.step()
+                        c.settle()
+
+    def merge(self, co: _Coiteration, k: Var, acc) -> None:
+        """The walked operand's entries in order, each looked up by its output column."""
+        b = co.low.b
+        x, y = co.cursors[self.walked][0], co.cursors[self.row][0]
+        x.init()
+        q = b.fresh("at")
+        x.settle()
+        with b.while_(Bin("!=", x.key, END)):
+            b.assign(k, x.key)
+            b.assign(q, Load(self.ws, x.out[1]))
+            with b.if_(Bin("!=", q, Lit("0", INT))):
+                # the row's cursor at that entry: its position (its value's; the piece has
+                # no layers or guards to read coordinates) and the output coordinates
+                b.assign(y.pos_vars[y.z], q - 1)
+                for d, oc in enumerate(y.out):
+                    b.assign(oc, x.out[d])
+                here = {x: Lit("True", BOOL), y: Lit("True", BOOL)}
+                _visit(co, here, acc, lambda c: tuple(c.out), met=True)
+            x.step()
+            x.settle()
+
+    def free(self, co: _Coiteration) -> None:
+        b = co.low.b
+        with b.if_(Bin("!=", self.ptr, Lit("NULL", "int64_t*"))):
+            b.emit(Call("free", (self.ptr,)))
 
 
 def _min_key(b, k: Var, cursors) -> None:

@@ -134,3 +134,27 @@ def test_a_coo_operand_beside_a_broadcast_row_is_reordered_not_the_row_broadcast
     assert staged == [{"a0"}], staged
     want = sp.csr_array(a.multiply(v))
     assert abs(got - want).max() == 0 and got.nnz == want.nnz
+
+
+CSC_PROGRAMS = {  # a CSC operand: the result is CSC, iterated column-major (flat)
+    "row_times_a": (lambda a, v: v * a, lambda a, v: v * a),
+    "a_times_row": (lambda a, v: a * v, lambda a, v: a * v),
+    "a_times_sliced_row": (lambda a, v: a[:, 2:] * v[:, :-2], lambda a, v: a[:, 2:] * v[:, :-2]),
+    "scaled": (lambda a, v: (a * v) * 2.0, lambda a, v: (a * v) * 2.0),
+}
+
+
+@pytest.mark.parametrize("case", ["plain", "empty_row", "no_rows"])
+@pytest.mark.parametrize("name", sorted(CSC_PROGRAMS))
+def test_a_broadcast_row_times_a_csc_matrix_is_located_by_column(name, case):
+    fn, ref = CSC_PROGRAMS[name]
+    a, v = _m((40, 30), 0.3, 12, "csc"), _row(30, 0.4, 13)
+    if case == "empty_row":
+        v = sp.csr_array((1, 30))
+    elif case == "no_rows":
+        a = sp.csc_array((0, 30))
+    got = sf.jit(fn)(a, v)
+    assert got.format == "csc"
+    np.testing.assert_allclose(got.toarray(), ref(a.toarray(), v.toarray()), rtol=1e-12)
+    if name in ("row_times_a", "a_times_row"):
+        assert "locate a" in sf.show(fn, a, v) and "walking every row" in sf.show(fn, a, v)
