@@ -209,11 +209,13 @@ def _flat(co: _Coiteration) -> None:
 
 
 class _ColumnLocated:
-    """The column-major form of :class:`_Located`: a broadcast row met by intersection in a
-    flat co-iteration whose columns are outermost (``v * A`` with ``A`` CSC: the result is
-    CSC). The row's flat cursor would walk every row of each column it stores (rows x nnz(v)
-    steps); instead its entries' positions go into a workspace by column, and each entry of
-    the walked operand looks its column up there."""
+    """:class:`_Located` in a flat co-iteration: an operand repeated along the *inner* axis of
+    the iteration order and met by intersection — a broadcast row (1, n) when columns are
+    outermost (``v * A`` with ``A`` CSC: the result is CSC), a broadcast column (n, 1) stored
+    as CSC when rows are (``A * w`` with ``A`` CSR). Its flat cursor would walk the whole inner
+    axis at each line it stores (size x nnz steps); instead its entries' positions go into a
+    workspace indexed by the outer coordinate, which each entry of the walked operand looks
+    up."""
 
     def __init__(self, co: _Coiteration, walked: int, row: int):
         b = co.low.b
@@ -225,16 +227,18 @@ class _ColumnLocated:
     @staticmethod
     def make(co: _Coiteration):
         plan = co.plan
-        if len(plan.space) != 2 or tuple(plan.order) != (1, 0) or len(plan.operands) != 2 or \
+        if len(plan.space) != 2 or len(plan.operands) != 2 or \
                 plan.lattice.points != (frozenset({0, 1}),) or \
                 any(len(cs) != 1 for cs in co.cursors):
             return None
+        a, inner = plan.order
         for row in (1, 0):
             c, other = co.cursors[row][0], co.cursors[1 - row][0]
             piece = c.piece
-            if other.free or other.dense or c.dense or not broadcast_row(piece, (0, 1)) or \
+            # repeated along the inner axis: one stored line, read in the order (inner, a)
+            if other.free or other.dense or c.dense or not broadcast_row(piece, (inner, a)) or \
                     piece.leaf.format.kinds != ("full", "pos") or \
-                    piece.leaf.format.mode_order != (0, 1) or piece.layers or \
+                    piece.leaf.format.mode_order != (inner, a) or piece.layers or \
                     sz.conjuncts(piece.guard) or sz.conjuncts(piece.out_guard):
                 continue
             return _ColumnLocated(co, 1 - row, row)
@@ -244,14 +248,15 @@ class _ColumnLocated:
         """One pass over the row (a row cursor of its own, opened at output row 0: every
         output row reads the same source row), as :meth:`_Located.build`."""
         b, plan = co.low.b, co.plan
-        rows, cols = index(plan.space[0]), index(plan.space[1])
+        a, inner = plan.order
+        rows, cols = index(plan.space[inner]), index(plan.space[a])
         row = co.cursors[self.row][0]
-        c = RowCursor(co.low, row.piece, f"{row.tag}_ws", (0, 1), co.values)
+        c = RowCursor(co.low, row.piece, f"{row.tag}_ws", (inner, a), co.values)
         b.assign(self.on, Lit("False", BOOL))
         b.assign(self.ptr, Lit("NULL", "int64_t*"))
         with b.block(f"locate {plan.operands[self.row].name}'s broadcast row: the position "
-                     f"of its entry at each output column, one pass (instead of walking "
-                     f"every row of each column it stores)"):
+                     f"of its entry at each outer coordinate, one pass (instead of walking "
+                     f"the inner axis at each one it stores)"):
             with b.if_(Bin("and", Bin(">", rows, Lit("0", INT)), Bin(">", cols, Lit("0", INT)))):
                 cells = b.fresh("ws_cells")
                 b.assign(cells, cols)
@@ -275,7 +280,7 @@ class _ColumnLocated:
         x.settle()
         with b.while_(Bin("!=", x.key, END)):
             b.assign(k, x.key)
-            b.assign(q, Load(self.ws, x.out[1]))
+            b.assign(q, Load(self.ws, x.out[co.plan.order[0]]))
             with b.if_(Bin("!=", q, Lit("0", INT))):
                 # the row's cursor at that entry: its position (its value's; the piece has
                 # no layers or guards to read coordinates) and the output coordinates

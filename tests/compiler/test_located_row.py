@@ -157,4 +157,24 @@ def test_a_broadcast_row_times_a_csc_matrix_is_located_by_column(name, case):
     assert got.format == "csc"
     np.testing.assert_allclose(got.toarray(), ref(a.toarray(), v.toarray()), rtol=1e-12)
     if name in ("row_times_a", "a_times_row"):
-        assert "locate a" in sf.show(fn, a, v) and "walking every row" in sf.show(fn, a, v)
+        assert "locate a" in sf.show(fn, a, v) and "instead of walking" in sf.show(fn, a, v)
+
+
+@pytest.mark.parametrize("fmt", ["csr", "coo"])
+@pytest.mark.parametrize("case", ["plain", "empty_column", "no_columns"])
+def test_a_broadcast_column_times_a_row_major_matrix_is_located_by_row(fmt, case):
+    # the mirror image: a (n, 1) column stored as CSC, repeated along the columns of a CSR or
+    # COO operand iterated row-major
+    a, w = _m((40, 30), 0.3, 14, fmt), sp.csc_array(_m((40, 1), 0.4, 15))
+    if case == "empty_column":
+        w = sp.csc_array((40, 1))
+    elif case == "no_columns":
+        a = sp.csr_array((40, 0)) if fmt == "csr" else sp.coo_array((40, 0))
+    for fn in (lambda x, y: x * y, lambda x, y: y * x, lambda x, y: sf.sum(x * y, axis=0)):
+        got = sf.jit(fn)(a, w)
+        want = fn(sf.asarray(a), sf.asarray(w)).interpret()
+        got = got.toarray() if sp.issparse(got) else np.asarray(got)
+        want = want.toarray() if sp.issparse(want) else np.asarray(want)
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    if case == "plain":
+        assert "instead of walking" in sf.show(lambda x, y: x * y, a, w)
