@@ -290,6 +290,29 @@ def _operand_ok(operand: Operand, order, row: bool) -> bool:
     return all(_cursor_ok(p) and stream_is_ordered((p,), order) for p in operand.pieces)
 
 
+def _stage_unlocatable_lines(operands, lattice, ndim: int) -> None:
+    """In a two-operand intersection, a sparse row (1, n) or column (n, 1) repeated along the
+    other axis is *located* through a workspace (``lower_coiter``) when its leaf is stored
+    as the line it is: a row in CSR, a column in CSC. Stored otherwise (a COO row, a CSR
+    column), its cursor would walk the repeated axis at every entry (nnz x size steps: 11 s
+    for a COO row against a 200000² CSR matrix); the leaf is converted first instead, an
+    O(nnz) temporary of the line."""
+    if ndim != 2 or len(operands) != 2 or lattice.points != (frozenset({0, 1}),):
+        return
+    for o in operands:
+        if len(o.pieces) != 1:
+            continue
+        p = o.pieces[0]
+        leaf = p.leaf
+        if leaf.ndim != 2 or leaf.format.is_dense or p.layers:
+            continue
+        for line in ((0, 1), (1, 0)):  # repeated along axis line[0], stored as line[1]'s line
+            if broadcast_row(p, line) and not (leaf.format.kinds == ("full", "pos") and
+                                               leaf.format.mode_order == line):
+                raise NeedsStage(leaf, line, f"{o.name} is a repeated line to locate, "
+                                             f"stored as {leaf.format}")
+
+
 def _cursor_ok(piece) -> bool:
     k = piece.leaf.format.kinds
     if piece.leaf.format.is_dense:
@@ -306,6 +329,7 @@ def _plan_elementwise(root: Node, space_node: Node, fmt: Format, exact: bool,
     numbering = {o.node: n for n, o in enumerate(operands)}
     lattice = build_lattice(root, numbering, exact=exact)
     ndim = root.ndim
+    _stage_unlocatable_lines(operands, lattice, ndim)
     dense_out = fmt.is_dense or reduction is not None or lattice.universe
     if reduction is not None:
         assembly = "accumulate"

@@ -178,3 +178,21 @@ def test_a_broadcast_column_times_a_row_major_matrix_is_located_by_row(fmt, case
         np.testing.assert_allclose(got, want, rtol=1e-12)
     if case == "plain":
         assert "instead of walking" in sf.show(lambda x, y: x * y, a, w)
+
+
+@pytest.mark.parametrize("line", ["coo_row", "csc_row", "csr_column", "coo_column"])
+def test_a_line_stored_otherwise_is_converted_then_located(line):
+    # a COO row or a CSR column would be walked along the repeated axis at every entry; the
+    # planner converts it first (an O(nnz) stage of the line alone) and the kernel locates it
+    a = _m((40, 30), 0.3, 16)
+    if line.endswith("row"):
+        v = _row(30, 0.4, 17).asformat(line.split("_")[0])
+    else:
+        v = _m((40, 1), 0.4, 18, line.split("_")[0])
+    f = sf.jit(lambda x, y: x * y)
+    got = f(a, v)
+    np.testing.assert_allclose(got.toarray(), a.toarray() * v.toarray(), rtol=1e-12)
+    (hit,) = f._recent.values()
+    staged = [{i.name for i in stage.inputs} for _, stage in hit.kernel.stages]
+    assert staged == [{"a1"}], staged  # the line, not the matrix, and not its broadcast
+    assert "s broadcast row: the position" in sf.show(lambda x, y: x * y, a, v)
