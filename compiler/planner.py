@@ -299,12 +299,13 @@ def _stage_unlocatable_lines(operands, lattice, ndim: int) -> None:
     O(nnz) temporary of the line."""
     if ndim != 2 or len(operands) != 2 or lattice.points != (frozenset({0, 1}),):
         return
-    for o in operands:
-        if len(o.pieces) != 1:
-            continue
+    repeated = [o for o in operands if len(o.pieces) == 1 and o.pieces[0].free]
+    if len(repeated) != 1:
+        return  # neither is repeated, or both are (an outer product): nothing to locate
+    for o in repeated:
         p = o.pieces[0]
         leaf = p.leaf
-        if leaf.ndim != 2 or leaf.format.is_dense or p.layers:
+        if leaf.ndim != 2 or leaf.format.is_dense or p.layers or len(p.free) != 1:
             continue
         for line in ((0, 1), (1, 0)):  # repeated along axis line[0], stored as line[1]'s line
             if broadcast_row(p, line) and not (leaf.format.kinds == ("full", "pos") and
