@@ -23,13 +23,8 @@ of the space in row-major order, the cursors following along (an operand is here
 key equals the current coordinate): memory is the dense output alone, and no sparse input
 is densified.
 
-A broadcast sparse row met by intersection (``A * v`` with ``v`` of shape (1, n): every
-output row reads the same source row of ``v``) is *located*, not merged: before the rows, one
-pass over ``v``'s row records each entry's position in a workspace of one slot per column
-(``calloc``: untouched slots cost no memory), and each row of ``A`` looks its keys up there.
-Merging would walk ``v``'s row once per output row, rows x nnz(v) steps (5.2 s against
-scipy's 42 ms on 200000² with nnz(v) = 20000, measured); locating costs nnz(A) lookups. If
-the workspace cannot be allocated, the rows are merged as before.
+A broadcast sparse line met by intersection is *located* through a workspace, not merged per
+repetition (``located.py``).
 
 Reductions accumulate in a register where the output cell is fixed across the inner loop
 (the row of ``sum(a * b, axis=1)``, the scalar of ``sum(a * b)``), else into the output.
@@ -48,12 +43,11 @@ from __future__ import annotations
 
 from sparsefold.compiler.cnames import c_literal, ctype
 from sparsefold.compiler.cursors import END, FlatCursor, RowCursor, linear_key
+from sparsefold.compiler.located import InnerLine, RowLine
 from sparsefold.compiler.loops import (
     BOOL,
     INT,
-    Array,
     Bin,
-    Call,
     Cond,
     Expr,
     Lit,
@@ -62,7 +56,6 @@ from sparsefold.compiler.loops import (
     Var,
     cast,
 )
-from sparsefold.compiler.lower_stream import broadcast_row
 from sparsefold.compiler.lowering import Lowering
 from sparsefold.compiler.outputs import AppendOut, Assembler, DenseOut
 from sparsefold.compiler.plans import CoiterPlan
@@ -98,8 +91,8 @@ class _Coiteration:
         self.space = plan.space
         self.ndim = len(plan.space)
         self.cursors: list[list] = []  # per operand, its cursors
-        # a broadcast row located through a workspace (_Located), or None
-        self.located: _Located | None = None
+        # a broadcast row located through a workspace (located.RowLine), or None
+        self.located = None
 
     # --- pieces -----------------------------------------------------------------------
     def make_cursors(self, row: bool) -> None:
@@ -183,7 +176,7 @@ def _flat(co: _Coiteration) -> None:
     co.make_cursors(row=False)
     acc = _Accumulator.make(co, scope="all")
     names = [o.name for o in plan.operands]
-    located = _ColumnLocated.make(co)
+    located = InnerLine.make(co)
     if located is not None:
         located.build(co)
     with b.block(f"co-iteration of {', '.join(names)} over "
@@ -194,7 +187,7 @@ def _flat(co: _Coiteration) -> None:
             acc.start()
         if located is not None:
             with b.if_(located.on):
-                located.merge(co, k, acc)
+                located.merge(co, k, acc, _visit)
             otherwise = b.else_()
             otherwise.__enter__()
         for c in co.all_cursors():
@@ -206,96 +199,6 @@ def _flat(co: _Coiteration) -> None:
             acc.finish(tuple(Lit("0", INT) for _ in plan.space))
     if located is not None:
         located.free(co)
-
-
-class _ColumnLocated:
-    """:class:`_Located` in a flat co-iteration: an operand repeated along the *inner* axis of
-    the iteration order and met by intersection — a broadcast row (1, n) when columns are
-    outermost (``v * A`` with ``A`` CSC: the result is CSC), a broadcast column (n, 1) stored
-    as CSC when rows are (``A * w`` with ``A`` CSR). Its flat cursor would walk the whole inner
-    axis at each line it stores (size x nnz steps); instead its entries' positions go into a
-    workspace indexed by the outer coordinate, which each entry of the walked operand looks
-    up."""
-
-    def __init__(self, co: _Coiteration, walked: int, row: int):
-        b = co.low.b
-        self.walked, self.row = walked, row
-        self.ptr = b.fresh("ws_at", "int64_t*")
-        self.ws = Array(self.ptr.name, INT)
-        self.on = b.fresh("located", BOOL)
-
-    @staticmethod
-    def make(co: _Coiteration):
-        plan = co.plan
-        if len(plan.space) != 2 or len(plan.operands) != 2 or \
-                plan.lattice.points != (frozenset({0, 1}),) or \
-                any(len(cs) != 1 for cs in co.cursors):
-            return None
-        a, inner = plan.order
-        for row in (1, 0):
-            c, other = co.cursors[row][0], co.cursors[1 - row][0]
-            piece = c.piece
-            # repeated along the inner axis: one stored line, read in the order (inner, a)
-            if other.free or other.dense or c.dense or not broadcast_row(piece, (inner, a)) or \
-                    piece.leaf.format.kinds != ("full", "pos") or \
-                    piece.leaf.format.mode_order != (inner, a) or piece.layers or \
-                    sz.conjuncts(piece.guard) or sz.conjuncts(piece.out_guard):
-                continue
-            return _ColumnLocated(co, 1 - row, row)
-        return None
-
-    def build(self, co: _Coiteration) -> None:
-        """One pass over the row (a row cursor of its own, opened at output row 0: every
-        output row reads the same source row), as :meth:`_Located.build`."""
-        b, plan = co.low.b, co.plan
-        a, inner = plan.order
-        rows, cols = index(plan.space[inner]), index(plan.space[a])
-        row = co.cursors[self.row][0]
-        c = RowCursor(co.low, row.piece, f"{row.tag}_ws", (inner, a), co.values)
-        b.assign(self.on, Lit("False", BOOL))
-        b.assign(self.ptr, Lit("NULL", "int64_t*"))
-        with b.block(f"locate {plan.operands[self.row].name}'s broadcast row: the position "
-                     f"of its entry at each outer coordinate, one pass (instead of walking "
-                     f"the inner axis at each one it stores)"):
-            with b.if_(Bin("and", Bin(">", rows, Lit("0", INT)), Bin(">", cols, Lit("0", INT)))):
-                cells = b.fresh("ws_cells")
-                b.assign(cells, cols)
-                b.assign(self.ptr, Lit(f"<int64_t*>calloc({cells.name}, 8)", "int64_t*",
-                                       (cells,)))
-                with b.if_(Bin("!=", self.ptr, Lit("NULL", "int64_t*"))):
-                    b.assign(self.on, Lit("True", BOOL))
-                    c.init(Lit("0", INT))
-                    c.settle()
-                    with b.while_(Bin("!=", c.key, END)):
-                        b.store(self.ws, c.key, c.p + 1)
-                        c.step()
-                        c.settle()
-
-    def merge(self, co: _Coiteration, k: Var, acc) -> None:
-        """The walked operand's entries in order, each looked up by its output column."""
-        b = co.low.b
-        x, y = co.cursors[self.walked][0], co.cursors[self.row][0]
-        x.init()
-        q = b.fresh("at")
-        x.settle()
-        with b.while_(Bin("!=", x.key, END)):
-            b.assign(k, x.key)
-            b.assign(q, Load(self.ws, x.out[co.plan.order[0]]))
-            with b.if_(Bin("!=", q, Lit("0", INT))):
-                # the row's cursor at that entry: its position (its value's; the piece has
-                # no layers or guards to read coordinates) and the output coordinates
-                b.assign(y.pos_vars[y.z], q - 1)
-                for d, oc in enumerate(y.out):
-                    b.assign(oc, x.out[d])
-                here = {x: Lit("True", BOOL), y: Lit("True", BOOL)}
-                _visit(co, here, acc, lambda c: tuple(c.out), met=True)
-            x.step()
-            x.settle()
-
-    def free(self, co: _Coiteration) -> None:
-        b = co.low.b
-        with b.if_(Bin("!=", self.ptr, Lit("NULL", "int64_t*"))):
-            b.emit(Call("free", (self.ptr,)))
 
 
 def _min_key(b, k: Var, cursors) -> None:
@@ -415,7 +318,7 @@ class _Accumulator:
 def _rows(co: _Coiteration) -> None:
     low, plan, b = co.low, co.plan, co.low.b
     co.make_cursors(row=True)
-    co.located = _Located.make(co)
+    co.located = RowLine.make(co)
     if co.located is not None:
         co.located.build(co)
     acc = _Accumulator.make(co, scope="row") or _Accumulator.make(co, scope="all")
@@ -443,89 +346,6 @@ def _rows(co: _Coiteration) -> None:
         co.located.free(co)
 
 
-class _Located:
-    """The broadcast row of a two-operand intersection, located through a workspace (module
-    doc): ``ws[j]`` is one plus the position of the row's entry at output column ``j``, 0
-    where it has none. Operands by number: ``walked`` is merged no more, ``row`` is looked
-    up (their cursors are remade for the parallel fill's second pass)."""
-
-    def __init__(self, co: _Coiteration, walked: int, row: int):
-        b = co.low.b
-        self.walked, self.row = walked, row
-        self.ptr = b.fresh("ws_at", "int64_t*")
-        self.ws = Array(self.ptr.name, INT)
-        self.on = b.fresh("located", BOOL)
-
-    @staticmethod
-    def make(co: _Coiteration):
-        plan = co.plan
-        if len(plan.operands) != 2 or plan.lattice.points != (frozenset({0, 1}),) or \
-                any(len(cs) != 1 for cs in co.cursors):
-            return None
-        for row in (1, 0):
-            c = co.cursors[row][0]
-            other = co.cursors[1 - row][0]
-            if broadcast_row(c.piece, plan.order) and not c.row_guards() and \
-                    not broadcast_row(other.piece, plan.order):
-                return _Located(co, 1 - row, row)
-        return None
-
-    def build(self, co: _Coiteration) -> None:
-        """The workspace, from one pass over the row (its cursor opened at output row 0:
-        every output row reads the same source row); ``located`` false when there are no
-        output rows or the allocation fails (the rows are merged then)."""
-        b, plan = co.low.b, co.plan
-        a, inner = plan.order
-        rows, cols = index(plan.space[a]), index(plan.space[inner])
-        row = co.cursors[self.row][0]  # a cursor of its own: the loops' are private to them
-        c = RowCursor(co.low, row.piece, f"{row.tag}_ws", plan.order, co.values)
-        b.assign(self.on, Lit("False", BOOL))
-        b.assign(self.ptr, Lit("NULL", "int64_t*"))
-        with b.block(f"locate {plan.operands[self.row].name}'s broadcast row: the position "
-                     f"of its entry at each output column, one pass (instead of a merge per "
-                     f"output row)"):
-            with b.if_(Bin("and", Bin(">", rows, Lit("0", INT)), Bin(">", cols, Lit("0", INT)))):
-                cells = b.fresh("ws_cells")
-                b.assign(cells, cols)
-                b.assign(self.ptr, Lit(f"<int64_t*>calloc({cells.name}, 8)", "int64_t*",
-                                       (cells,)))
-                with b.if_(Bin("!=", self.ptr, Lit("NULL", "int64_t*"))):
-                    b.assign(self.on, Lit("True", BOOL))
-                    c.init(Lit("0", INT))
-                    c.settle()
-                    with b.while_(Bin("!=", c.key, END)):
-                        b.store(self.ws, c.key, c.p + 1)
-                        c.step()
-                        c.settle()
-
-    def merge(self, co: _Coiteration, r: Var, k: Var, acc, coords_of) -> None:
-        """Row ``r``: the walked operand's entries in order, each looked up in the row's
-        workspace; a key the row stores meets the point."""
-        b = co.low.b
-        x, y = co.cursors[self.walked][0], co.cursors[self.row][0]
-        x.init(r)
-        # the row's source row (the same for every r), assigned here: a parallel loop's
-        # iterations keep their own copy of what they assign
-        b.assign(y.src, index(y.piece.backward[y.outer_mode], {y.row_symbol: r}))
-        q = b.fresh("at")
-        x.settle()
-        with b.while_(Bin("!=", x.key, END)):
-            b.assign(k, x.key)
-            b.assign(q, Load(self.ws, k))
-            with b.if_(Bin("!=", q, Lit("0", INT))):
-                b.assign(y.p, q - 1)
-                b.assign(y.inner, Load(y.arrays.crd[1], y.p))
-                here = {x: Lit("True", BOOL), y: Lit("True", BOOL)}
-                _visit(co, here, acc, coords_of, met=True)
-            x.step()
-            x.settle()
-
-    def free(self, co: _Coiteration) -> None:
-        b = co.low.b
-        with b.if_(Bin("!=", self.ptr, Lit("NULL", "int64_t*"))):
-            b.emit(Call("free", (self.ptr,)))
-
-
 def _note(co: _Coiteration) -> str:
     names = [o.name for o in co.plan.operands]
     return (f"row-driven co-iteration of {', '.join(names)} over "
@@ -549,7 +369,7 @@ def _row_merge(co: _Coiteration, r: Var, acc) -> None:
     located = co.located
     if located is not None:
         with b.if_(located.on):
-            located.merge(co, r, k, acc, coords_of)
+            located.merge(co, r, k, acc, coords_of, _visit)
         b_else = b.else_()
         b_else.__enter__()
     for c in co.all_cursors():
