@@ -62,7 +62,7 @@ from sparsefold.spec.ir import Node, ShapeOp
 from sparsefold.spec.printer import show_program, topological
 from sparsefold.storage.binding import bind_sizes, too_large
 from sparsefold.storage.dense import dense_operand
-from sparsefold.storage.levels import sparse_levels
+from sparsefold.storage.levels import row_major_order, sparse_levels
 from sparsefold.storage.results import compress, from_dense, wrap_levels
 
 __all__ = ["StageKernel", "NotFinite", "TooLarge", "memory_limit", "SORTED_WORKSPACE_COLUMNS",
@@ -473,7 +473,8 @@ class StageKernel:
             if a == "bucket":  # proved: in order within each outer coordinate
                 order = np.argsort(crds[0], kind="stable")
             else:
-                order = np.lexsort(crds[::-1]) if n > 1 else np.arange(n)
+                # crds are in storage order: so are the sizes of the keys
+                order = row_major_order(crds, [shape[m] for m in self.fmt.mode_order])
             val = val[order]
             crds = [c[order] for c in crds]
             if self.checked:
