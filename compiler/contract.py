@@ -74,7 +74,12 @@ def sparse_product(red: Reduce):
             len(arg.args) != 2 or any(is_locatable(a) for a in arg.args):
         return None
     found = tuple(core(a) for a in arg.args)
-    return None if None in found else found
+    if None in found:
+        return None
+    from sparsefold.compiler.planner import dense_valued  # (the planner imports this module)
+    if any(dense_valued(c) for c, _ in found):
+        return None  # ``A @ (B @ x)``: a dense-valued operand (computed first, densely)
+    return found
 
 
 def contraction(red: Reduce, chain, fmt: Format, need_stage) -> ContractPlan | None:

@@ -329,6 +329,8 @@ class RowCursor:
                 b.assign(self.e, self.p)
         b.assign(self.stale, True)
         b.assign(self.key, END)  # settle sets it; assigned here too for the parallel check
+        if self.piece.layers:  # a layer's value may read the coordinate (``A * x[None, :]``)
+            b.assign(self.inner, Lit("0", INT))  # where no entry set it: assigned for the check
 
     def settle(self) -> None:
         b = self.low.b

@@ -15,6 +15,13 @@ runs as before (``on`` is false).
   iteration order (``v * A`` with ``A`` CSC, whose result is CSC; ``A * w`` with a CSC column
   ``w``); the workspace is indexed by the outer coordinate.
 
+In a two-operand intersection the walked operand's entries each read their slot (``merge``).
+In any other lattice (``A * v + B``, ``(A + B) * v``, ``A * v * B``) the line is taken out of
+the merge: the other operands' cursors are merged as usual, and at each key the merge meets
+the line is *looked up* (``look``: one load) and counts as present where it stores an entry.
+That needs every lattice point holding the line to hold another operand too (a point of the
+line alone, ``A + v``, is met at keys only the line stores: it is merged).
+
 The planner converts a line stored otherwise (a COO row, a CSR column) into CSR or CSC first
 (``planner._stage_unlocatable_lines``), so both find it as such a line.
 """
@@ -22,7 +29,7 @@ The planner converts a line stored otherwise (a COO row, a CSR column) into CSR 
 from __future__ import annotations
 
 from sparsefold.compiler.cursors import END, RowCursor
-from sparsefold.compiler.loops import BOOL, INT, Array, Bin, Call, Lit, Load, Var
+from sparsefold.compiler.loops import BOOL, INT, Array, Bin, Call, Cond, Lit, Load, Var
 from sparsefold.compiler.lower_stream import broadcast_row
 from sparsefold.compiler.values import index
 from sparsefold.spec import sizes as sz
@@ -36,12 +43,23 @@ def _two_operand_intersection(co) -> bool:
         plan.lattice.points == (frozenset({0, 1}),) and all(len(cs) == 1 for cs in co.cursors)
 
 
+def _locatable(co, line: int) -> bool:
+    """May operand ``line`` be looked up instead of merged? Two-dimensional, one cursor, and
+    every lattice point holding it holds another operand too (module doc)."""
+    points = co.plan.lattice.points
+    return len(co.plan.space) == 2 and len(co.plan.operands) >= 2 and \
+        len(co.cursors[line]) == 1 and frozenset({line}) not in points and \
+        any(line in p for p in points)
+
+
 class _Line:
     """The workspace of one located line: operand ``walked`` is walked, operand ``line``
     looked up (by number: the parallel fill remakes its cursors for its second pass)."""
 
-    def __init__(self, co, walked: int, line: int):
+    def __init__(self, co, walked: int | None, line: int):
         b = co.low.b
+        # walked: the other operand of a two-operand intersection (``merge``); None: the
+        # line is looked up from a merge of the other operands (``look``)
         self.walked, self.line = walked, line
         self.ptr = b.fresh("ws_at", "int64_t*")
         self.ws = Array(self.ptr.name, INT)
@@ -90,6 +108,17 @@ class _Line:
             x.step()
             x.settle()
 
+    def look(self, co, k: Var) -> Var:
+        """At the merge's key ``k``: is the line stored there (a fresh flag)? Its cursor is
+        placed on that entry (``_place``; where it is not, on none: nothing reads it), every
+        variable assigned on both branches (a parallel row loop checks that)."""
+        b = co.low.b
+        q, found = b.fresh("at"), b.fresh("found", BOOL)
+        b.assign(q, Load(self.ws, self._slot(co, k)))
+        b.assign(found, Bin("!=", q, Lit("0", INT)))
+        self._place(co, q, found)
+        return found
+
     def free(self, co) -> None:
         b = co.low.b
         with b.if_(Bin("!=", self.ptr, Lit("NULL", "int64_t*"))):
@@ -101,32 +130,49 @@ class RowLine(_Line):
 
     @staticmethod
     def make(co):
-        if not _two_operand_intersection(co):
-            return None
         order = co.plan.order
-        for line in (1, 0):
-            c, other = co.cursors[line][0], co.cursors[1 - line][0]
-            if broadcast_row(c.piece, order) and not c.row_guards() and \
-                    not broadcast_row(other.piece, order):
-                return RowLine(co, 1 - line, line)
+        n = len(co.plan.operands)
+        for line in reversed(range(n)):
+            if not _locatable(co, line):
+                continue
+            c = co.cursors[line][0]
+            others = [o for o in range(n) if o != line]
+            # the merge left must not be of repeated rows alone (nothing would be gained)
+            if broadcast_row(c.piece, order) and not c.row_guards() and any(
+                    not all(broadcast_row(x.piece, order) for x in co.cursors[o])
+                    for o in others):
+                walked = others[0] if _two_operand_intersection(co) else None
+                return RowLine(co, walked, line)
         return None
+
+    def open(self, co, r: Var) -> None:
+        """Row ``r`` (the general case): the line's source row, the same for every r,
+        assigned here (a parallel loop's iterations keep their own copy)."""
+        y = co.cursors[self.line][0]
+        co.low.b.assign(y.src, index(y.piece.backward[y.outer_mode], {y.row_symbol: r}))
+
+    def _slot(self, co, k: Var):
+        return k
+
+    def _place(self, co, q: Var, found: Var | None = None) -> None:
+        b, y = co.low.b, co.cursors[self.line][0]
+        b.assign(y.p, q - 1)
+        crd = Load(y.arrays.crd[1], y.p)
+        b.assign(y.inner, crd if found is None else Cond(found, crd, Lit("0", INT)))
 
     def build(self, co) -> None:
         super().build(co, tuple(co.plan.order), "output column (instead of a merge per "
                                                  "output row)")
 
     def merge(self, co, r: Var, k: Var, acc, coords_of, visit) -> None:
-        """Row ``r``: the walked operand's entries in order, each looked up by its key."""
-        b = co.low.b
+        """Row ``r`` of a two-operand intersection: the walked operand's entries in order,
+        each looked up by its key."""
         x, y = co.cursors[self.walked][0], co.cursors[self.line][0]
         x.init(r)
-        # the line's source row (the same for every r), assigned here: a parallel loop's
-        # iterations keep their own copy of what they assign
-        b.assign(y.src, index(y.piece.backward[y.outer_mode], {y.row_symbol: r}))
+        self.open(co, r)
 
         def found(x, y, q):
-            b.assign(y.p, q - 1)
-            b.assign(y.inner, Load(y.arrays.crd[1], y.p))
+            self._place(co, q)
             visit(co, {x: Lit("True", BOOL), y: Lit("True", BOOL)}, acc, coords_of, met=True)
         self._walk(co, k, lambda x: x.key, found)
 
@@ -138,19 +184,34 @@ class InnerLine(_Line):
 
     @staticmethod
     def make(co):
-        if not _two_operand_intersection(co):
+        if len(co.plan.space) != 2:
             return None
         a, inner = co.plan.order
-        for line in (1, 0):
-            c, other = co.cursors[line][0], co.cursors[1 - line][0]
+        n = len(co.plan.operands)
+        for line in reversed(range(n)):
+            if not _locatable(co, line):
+                continue
+            c = co.cursors[line][0]
             piece = c.piece
-            if other.free or other.dense or c.dense or not broadcast_row(piece, (inner, a)) or \
+            others = [x for o in range(n) if o != line for x in co.cursors[o]]
+            if any(x.free or x.dense for x in others) or c.dense or \
+                    not broadcast_row(piece, (inner, a)) or \
                     piece.leaf.format.kinds != ("full", "pos") or \
                     piece.leaf.format.mode_order != (inner, a) or piece.layers or \
                     sz.conjuncts(piece.guard) or sz.conjuncts(piece.out_guard):
                 continue
-            return InnerLine(co, 1 - line, line)
+            walked = (1 - line) if _two_operand_intersection(co) else None
+            return InnerLine(co, walked, line)
         return None
+
+    def _slot(self, co, k: Var):
+        """The outer coordinate of the linear key ``k`` (outer x inner size + inner)."""
+        return Bin("//", k, index(co.plan.space[co.plan.order[1]]))
+
+    def _place(self, co, q: Var, found: Var | None = None) -> None:
+        # its position is all its value reads (no layers or guards read coordinates)
+        y = co.cursors[self.line][0]
+        co.low.b.assign(y.pos_vars[y.z], q - 1)
 
     def build(self, co) -> None:
         a, inner = co.plan.order
@@ -163,9 +224,8 @@ class InnerLine(_Line):
         co.cursors[self.walked][0].init()
 
         def found(x, y, q):
-            # the line's cursor at that entry: its position (its value's: no layers or
-            # guards read coordinates) and the output coordinates
-            b.assign(y.pos_vars[y.z], q - 1)
+            # the line's cursor at that entry: its position and the output coordinates
+            self._place(co, q)
             for d, oc in enumerate(y.out):
                 b.assign(oc, x.out[d])
             visit(co, {x: Lit("True", BOOL), y: Lit("True", BOOL)}, acc,

@@ -24,7 +24,9 @@ key equals the current coordinate): memory is the dense output alone, and no spa
 is densified.
 
 A broadcast sparse line met by intersection is *located* through a workspace, not merged per
-repetition (``located.py``).
+repetition (``located.py``): in a two-operand intersection the other operand's entries look
+it up; in any other lattice it is taken out of the merge (``co.looking``) and looked up at
+each key the merge of the others visits.
 
 Reductions accumulate in a register where the output cell is fixed across the inner loop
 (the row of ``sum(a * b, axis=1)``, the scalar of ``sum(a * b)``), else into the output.
@@ -93,6 +95,9 @@ class _Coiteration:
         self.cursors: list[list] = []  # per operand, its cursors
         # a broadcast row located through a workspace (located.RowLine), or None
         self.located = None
+        # while the located line's branch is emitted (the general case): that line, which
+        # the merge leaves out and looks up at each key
+        self.looking = None
 
     # --- pieces -----------------------------------------------------------------------
     def make_cursors(self, row: bool) -> None:
@@ -112,11 +117,23 @@ class _Coiteration:
     def all_cursors(self):
         return [c for cs in self.cursors for c in cs]
 
+    def merged(self) -> list[int]:
+        """The operands the merge walks: all but a line being looked up."""
+        line = self.looking.line if self.looking is not None else None
+        return [n for n in range(len(self.cursors)) if n != line]
+
+    def merged_cursors(self):
+        return [c for n in self.merged() for c in self.cursors[n]]
+
     def alive(self, n: int) -> Expr:
         return _any([Bin("!=", c.key, END) for c in self.cursors[n]])
 
     def continuing(self) -> Expr:
-        return _any([_all([self.alive(o) for o in sorted(p)]) for p in self.plan.lattice.points])
+        """Can a lattice point still be met? A looked-up line is present wherever it may be:
+        only the merged operands of each point are asked."""
+        merged = set(self.merged())
+        return _any([_all([self.alive(o) for o in sorted(p & merged)])
+                     for p in self.plan.lattice.points])
 
     # --- the value at the current coordinate -------------------------------------------
     def operand_values(self, here: dict) -> dict:
@@ -187,7 +204,14 @@ def _flat(co: _Coiteration) -> None:
             acc.start()
         if located is not None:
             with b.if_(located.on):
-                located.merge(co, k, acc, _visit)
+                if located.walked is not None:
+                    located.merge(co, k, acc, _visit)
+                else:
+                    co.looking = located
+                    for c in co.merged_cursors():
+                        c.init()
+                    _merge(co, k, acc, lambda c: tuple(c.out))
+                    co.looking = None
             otherwise = b.else_()
             otherwise.__enter__()
         for c in co.all_cursors():
@@ -223,7 +247,7 @@ def _visit(co: _Coiteration, here: dict, acc, coords_of, met: bool = False) -> N
         if isinstance(co.asm, _RowLength):  # the count pass: no value is read
             co.asm.emit(co.low, (), None)
             return
-        cursors = co.all_cursors()
+        cursors = co.merged_cursors()  # a looked-up line is here only beside one of them
         shared = coords_of(cursors[0])
         if all(coords_of(c) == shared for c in cursors):
             coords = list(shared)   # row mode: (row, key) whichever cursor is here
@@ -369,7 +393,15 @@ def _row_merge(co: _Coiteration, r: Var, acc) -> None:
     located = co.located
     if located is not None:
         with b.if_(located.on):
-            located.merge(co, r, k, acc, coords_of, _visit)
+            if located.walked is not None:
+                located.merge(co, r, k, acc, coords_of, _visit)
+            else:
+                located.open(co, r)
+                co.looking = located
+                for c in co.merged_cursors():
+                    c.init(r)
+                _merge(co, k, acc, coords_of)
+                co.looking = None
         b_else = b.else_()
         b_else.__enter__()
     for c in co.all_cursors():
@@ -396,37 +428,41 @@ def _merge(co: _Coiteration, k: Var, acc, coords_of) -> None:
     end key, not after a test of every cursor (~10% less time on A+B+C, measured)."""
     b = co.low.b
     points = _disjoint_points(co)
-    for c in co.all_cursors():
+    cursors = co.merged_cursors()
+    for c in cursors:
         c.settle()
     with b.while_(Lit("True", BOOL)):
         if points is None:
             if _union(co):  # a point can be met while any cursor is: stop at the end key
-                _min_key(b, k, co.all_cursors())
+                _min_key(b, k, cursors)
                 with b.if_(Bin("==", k, END)):
                     b.brk()
             else:
                 with b.if_(Not(co.continuing())):
                     b.brk()
-                _min_key(b, k, co.all_cursors())
-            here = {c: Bin("==", c.key, k) for c in co.all_cursors()}
+                _min_key(b, k, cursors)
+            here = {c: Bin("==", c.key, k) for c in cursors}
+            if co.looking is not None:  # the line is here where it stores an entry at k
+                here[co.cursors[co.looking.line][0]] = co.looking.look(co, k)
         else:
             here = _meet_points(co, k, points, acc, coords_of)
         _visit(co, here, acc, coords_of, met=points is not None)
-        for c in co.all_cursors():
+        for c in cursors:
             with b.if_(here[c]):
                 c.step()
                 c.settle()
 
 
 def _union(co: _Coiteration) -> bool:
-    """Every operand alone is a lattice point: any key a cursor sits on is met."""
-    return all(frozenset({n}) in co.plan.lattice.points for n in range(len(co.plan.operands)))
+    """Every merged operand alone is a lattice point: any key a cursor sits on is met."""
+    return all(frozenset({n}) in co.plan.lattice.points for n in co.merged())
 
 
 def _disjoint_points(co: _Coiteration):
     """The lattice's points as lists of cursors when it is partitioned and every operand has
     one cursor (one piece); else None."""
-    if not co.plan.lattice.partitioned or any(len(cs) != 1 for cs in co.cursors):
+    if not co.plan.lattice.partitioned or any(len(cs) != 1 for cs in co.cursors) or \
+            co.looking is not None:
         return None
     return [[co.cursors[n][0] for n in sorted(p)] for p in co.plan.lattice.points]
 

@@ -52,7 +52,7 @@ from sparsefold.spec.compute import Input
 from sparsefold.spec.errors import IllFormedProgram, InternalError, InvalidData
 from sparsefold.spec.formats import Format, named_format
 from sparsefold.spec.ir import Node, ShapeOp
-from sparsefold.spec.ops_axes import PermuteDims
+from sparsefold.spec.ops_axes import ExpandDims, PermuteDims, Squeeze
 from sparsefold.spec.ops_gather import Gather
 from sparsefold.spec.printer import topological
 from sparsefold.storage.binding import bind_sizes
@@ -216,11 +216,21 @@ class Kernel:
         """Plan ``need.node`` as a stage of its own; return what replaces it: the temporary
         input (or a transpose of it, when it is stored in another axis order)."""
         node = need.node
+        ones = tuple(d for d, n in enumerate(node.shape) if sz.const_value(n) == 1) \
+            if need.squeeze else ()
+        if ones and len(ones) < node.ndim:  # computed without them, re-inserted after
+            squeezed = NeedsStage(Squeeze(node, ones), None, need.why, need.dense)
+            temp = self._temporary(squeezed)
+            for d in ones:
+                temp = ExpandDims(temp, d)
+            return temp
         nd = node.ndim
         identity = tuple(range(nd))
         order = need.order or identity
         inner = node
-        if need.dense or nd == 0:
+        if need.dense or nd == 0 or planner_dense_valued(normalize(inner)):
+            # dense-valued (``B @ x`` in ``A @ (B @ x)``): a dense temporary, as the result
+            # would be; a sparse one would store every cell
             fmt = named_format("dense", nd)
         elif nd <= 2 or order == identity:
             fmt = _natural_format(nd, order)
