@@ -167,7 +167,7 @@ class RowLine(_Line):
     def merge(self, co, r: Var, k: Var, acc, coords_of, visit) -> None:
         """Row ``r`` of a two-operand intersection: the walked operand's entries in order,
         each looked up by its key."""
-        x, y = co.cursors[self.walked][0], co.cursors[self.line][0]
+        x = co.cursors[self.walked][0]
         x.init(r)
         self.open(co, r)
 

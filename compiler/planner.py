@@ -36,8 +36,8 @@ from sparsefold.compiler.streams import NotAStream, finite_checks, is_locatable,
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input, Map, Reduce
 from sparsefold.spec.formats import Format
-from sparsefold.spec.ops_axes import BroadcastTo
 from sparsefold.spec.ir import Node, ShapeOp
+from sparsefold.spec.ops_axes import BroadcastTo
 from sparsefold.spec.printer import topological
 
 __all__ = ["plan", "NeedsStage", "reduce_below", "has_sparse_input", "dense_valued"]
