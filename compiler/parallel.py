@@ -55,8 +55,21 @@ cdef extern from *:
     """
     #ifdef _OPENMP
     #include <omp.h>
-    #define sf_max_threads() (omp_get_max_threads() < {MAX_THREADS} ? omp_get_max_threads() \\
-                              : {MAX_THREADS})
+    /* the threads a parallel region gets now: with dynamic adjustment on, libgomp may run
+       fewer than omp_get_max_threads() (cpus - load average), and a two-pass parallel fill
+       planned for two threads would run both passes on one (2x the serial time, measured) */
+    static int sf_team_now(void) {{
+        int n = omp_get_max_threads();
+        if (n > 1 && omp_get_dynamic()) {{
+            #pragma omp parallel
+            {{
+                #pragma omp master
+                n = omp_get_num_threads();
+            }}
+        }}
+        return n < {MAX_THREADS} ? n : {MAX_THREADS};
+    }}
+    #define sf_max_threads() sf_team_now()
     #define sf_set_threads(n, dynamic) (omp_set_dynamic(dynamic), omp_set_num_threads(n))
     #else
     #define sf_max_threads() 1
