@@ -166,7 +166,7 @@ class Kernel:
             try:
                 p = plan(program, fmt, exact=self.exact, checked=bool(checked))
             except NeedsStage as need:
-                if need.node == program:
+                if need.node == program and need.collapsed is None:
                     raise IllFormedProgram(f"not supported yet by the compiler: {need.why}; "
                                            f"use .interpret()")
                 program = replace_operand(program, need.node, self._temporary(need))
@@ -216,6 +216,9 @@ class Kernel:
         """Plan ``need.node`` as a stage of its own; return what replaces it: the temporary
         input (or a transpose of it, when it is stored in another axis order)."""
         node = need.node
+        if need.collapsed is not None:  # computed in two dimensions, then split back
+            two_d, rebuild = need.collapsed
+            return rebuild(self._temporary(NeedsStage(two_d, None, need.why, need.dense)))
         ones = tuple(d for d, n in enumerate(node.shape) if sz.const_value(n) == 1) \
             if need.squeeze else ()
         if ones and len(ones) < node.ndim:  # computed without them, re-inserted after

@@ -37,7 +37,8 @@ from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input, Map, Reduce
 from sparsefold.spec.formats import Format
 from sparsefold.spec.ir import Node, ShapeOp
-from sparsefold.spec.ops_axes import BroadcastTo
+from sparsefold.spec.ops_axes import BroadcastTo, ExpandDims
+from sparsefold.spec.ops_reshape import Collapse, Split
 from sparsefold.spec.printer import topological
 
 __all__ = ["plan", "NeedsStage", "reduce_below", "has_sparse_input", "dense_valued"]
@@ -50,10 +51,13 @@ class NeedsStage(Exception):
     it without its size-1 axes (a matmul's inserted axis), which the consumer re-inserts."""
 
     def __init__(self, node: Node, order: tuple[int, ...] | None, why: str,
-                 dense: bool = False, squeeze: bool = False):
+                 dense: bool = False, squeeze: bool = False, collapsed=None):
         super().__init__(why)
         self.node, self.order, self.why, self.dense = node, order, why, dense
         self.squeeze = squeeze
+        # (a two-dimensional node to compute instead, how to rebuild ``node`` from its
+        # temporary): ``node`` may be the program itself (``_collapse_for_line``)
+        self.collapsed = collapsed
 
 
 def has_sparse_input(node: Node) -> bool:
@@ -312,7 +316,15 @@ def _stage_unlocatable_lines(operands, lattice, ndim: int) -> None:
     for o in (operands[n],):
         p = o.pieces[0]
         leaf = p.leaf
-        if leaf.ndim != 2 or leaf.format.is_dense or p.layers or len(p.free) != 1:
+        if leaf.format.is_dense or p.layers or len(p.free) != 1:
+            continue
+        if leaf.ndim != 2:  # a line of another rank (a collapsed (n, 1, 1)): the line alone
+            arg = getattr(o.node, "arg", None)
+            if isinstance(o.node, BroadcastTo) and arg.ndim == 2 and not isinstance(arg, Input):
+                for line in ((0, 1), (1, 0)):
+                    if broadcast_row(p, line):
+                        raise NeedsStage(arg, line, f"{o.name} is a repeated line to locate, "
+                                                    f"stored with {leaf.ndim} dimensions")
             continue
         for line in ((0, 1), (1, 0)):  # repeated along axis line[0], stored as line[1]'s line
             if broadcast_row(p, line) and not (leaf.format.kinds == ("full", "pos") and
@@ -369,6 +381,60 @@ def _operands_under(node: Node, operands: set) -> set:
     return set()
 
 
+def _collapse_for_line(root: Node, operands, lattice, ndim: int) -> None:
+    """An n-d expression (n > 2) with one repeated operand that varies along its last axis
+    alone (``T * v``: ``v`` broadcast over ``T``'s leading axes) or its first alone: computed
+    as a two-dimensional expression over the other axes collapsed into one (``(I*J, K)``),
+    where the line is located (``located.py``), and split back. Otherwise the broadcast is
+    merged once per repetition, or materialized (n0 x n1 x nnz(v) entries)."""
+    if ndim < 3 or lattice.universe:
+        return
+    repeated = [n for n, o in enumerate(operands) if _repeated(o)]
+    if len(repeated) != 1 or frozenset(repeated) in lattice.points:
+        return
+    line = operands[repeated[0]].node
+    if not isinstance(line, BroadcastTo) or tuple(line.shape) != tuple(root.shape):
+        return
+    arg, shape = line.arg, tuple(root.shape)
+    lead = ndim - arg.ndim
+    varying = [d for d in range(ndim) if d >= lead and not (
+        sz.const_value(arg.shape[d - lead]) == 1 and sz.const_value(shape[d]) != 1)]
+    if varying == [ndim - 1]:  # (I, J, K) -> (I*J, K); the line a (1, K) row
+        start, stop = 0, ndim - 1
+        flat_line = ExpandDims(arg, 0) if arg.ndim == 1 else Collapse(arg, 0, arg.ndim - 1)
+    elif varying == [0] and lead == 0:  # (I, J, K) -> (I, J*K); the line an (I, 1) column
+        start, stop = 1, ndim
+        flat_line = Collapse(arg, 1, ndim)
+    else:
+        return
+    flat_shape = shape[:start] + (sz.product(shape[start:stop]),) + shape[stop:]
+    memo: dict = {}
+
+    def flat(node: Node) -> Node | None:
+        if node is line:
+            return BroadcastTo(flat_line, flat_shape)
+        if node in memo:
+            return memo[node]
+        if isinstance(node, Map) and tuple(node.shape) == shape:
+            args = [flat(a) for a in node.args]
+            out = None if None in args else Map(node.fn, tuple(args))
+        elif tuple(node.shape) == shape:
+            out = Collapse(node, start, stop)
+        elif node.ndim == 0:
+            out = node
+        else:
+            out = None  # a dense argument broadcast by the map itself: left as it is
+        memo[node] = out
+        return out
+    two_d = flat(root)
+    if two_d is None:
+        return
+    sizes = shape[start:stop]
+    raise NeedsStage(root, None, f"{operands[repeated[0]].name} is a line repeated over "
+                                 f"{ndim - 1} axes: computed with them collapsed into one",
+                     collapsed=(two_d, lambda temp: Split(temp, start, sizes)))
+
+
 def _unbroadcast(node: Node, order: tuple[int, ...]) -> tuple[Node, tuple[int, ...] | None]:
     """What to stage of an operand read out of order: below a broadcast, the view it repeats
     (``v[:, ::-1]`` of ``A * v[:, ::-1]``: an O(nnz(v)) temporary, not the broadcast's
@@ -398,6 +464,7 @@ def _plan_elementwise(root: Node, space_node: Node, fmt: Format, exact: bool,
     ndim = root.ndim
     _stage_unlocatable_lines(operands, lattice, ndim)
     _stage_product_of_repeated(root, operands, ndim)
+    _collapse_for_line(root, operands, lattice, ndim)
     dense_out = fmt.is_dense or reduction is not None or lattice.universe
     if reduction is not None:
         assembly = "accumulate"

@@ -222,3 +222,69 @@ def test_a_product_of_a_line_is_staged_in_two_dimensions():
     (temp, _), = hit.kernel.stages
     assert temp.ndim == 2, temp  # computed without the matmul's inserted axis
     assert "broadcast row: the position" in sf.show(lambda p, q, r: (p * q) @ r, a, v, x)
+
+
+# --- n-d: a line repeated over all axes but its last (or first) ----------------------------
+
+sparse = pytest.importorskip("sparse")
+
+
+def _tensor(shape, nnz, seed):
+    rng = np.random.default_rng(seed)
+    coords = np.stack([rng.integers(0, s, nnz) for s in shape])
+    return sparse.COO(coords, rng.random(nnz), shape=shape, has_duplicates=True,
+                      sorted=False)
+
+
+ND = {
+    "t*v": (lambda t, u, v, c, x: t * v),
+    "t*v+u": (lambda t, u, v, c, x: t * v + u),
+    "(t+u)*v": (lambda t, u, v, c, x: (t + u) * v),
+    "t*v*u": (lambda t, u, v, c, x: t * v * u),
+    "t*v*x": (lambda t, u, v, c, x: t * v * x),
+    "t*c": (lambda t, u, v, c, x: t * c),
+    "t*c-u": (lambda t, u, v, c, x: t * c - u),
+    "t+v": (lambda t, u, v, c, x: t + v),  # a union with the line alone: merged
+    "sum(t*v,2)": (lambda t, u, v, c, x: sf.sum(t * v, axis=2)),
+    "sum(t*v)": (lambda t, u, v, c, x: sf.sum(t * v)),
+    "sum(t*c,0)": (lambda t, u, v, c, x: sf.sum(t * c, axis=0)),
+}
+
+
+@pytest.mark.parametrize("shape", [(6, 5, 7), (3, 4, 2, 5)])
+@pytest.mark.parametrize("name", sorted(ND))
+def test_an_n_d_line_equals_numpy(name, shape):
+    fn = ND[name]
+    t, u = _tensor(shape, 60, 1), _tensor(shape, 60, 2)
+    v = _tensor(shape[-1:], 3, 3)                               # varies along the last axis
+    c = _tensor(shape[:1] + (1,) * (len(shape) - 1), 3, 4)      # along the first
+    x = np.arange(1.0, shape[-1] + 1.0)
+    args = (t, u, v, c, x)
+    got = sf.jit(fn)(*args)
+    want = fn(*[a.todense() if isinstance(a, sparse.COO) else a for a in args])
+    got = got.todense() if hasattr(got, "todense") else np.asarray(got)
+    np.testing.assert_allclose(got, np.broadcast_to(want, got.shape), rtol=1e-12)
+
+
+def test_an_n_d_line_is_computed_in_two_dimensions():
+    t, v = _tensor((6, 5, 7), 60, 1), _tensor((7,), 3, 3)
+    src = sf.show(lambda a, b: a * b, t, v)
+    assert "collapsed into one" in src and "broadcast row: the position" in src
+
+
+def test_an_n_d_line_at_scale_in_o_of_inputs_plus_output(monkeypatch):
+    # materialized, the broadcast of v would be 1000 x 1000 x 500 entries (6 GB)
+    monkeypatch.setenv("SPARSEFOLD_MEMORY_LIMIT", str(100 * 2**20))
+    shape = (1000, 1000, 1000)
+    t, u = _tensor(shape, 20000, 5), _tensor(shape, 20000, 6)
+    rng = np.random.default_rng(7)
+    v = sparse.COO(rng.choice(1000, 500, replace=False)[None, :], rng.random(500),
+                   shape=(1000,))
+    c = sparse.COO(np.stack([rng.choice(1000, 500, replace=False), np.zeros(500, int),
+                             np.zeros(500, int)]), rng.random(500), shape=(1000, 1, 1))
+    got = sparse.COO(sf.jit(lambda a, b, w: a * b + w)(t, v, u))
+    diff = got - (t * v + u)
+    assert diff.nnz == 0 or abs(diff.data).max() < 1e-9
+    got = sparse.COO(sf.jit(lambda a, b, w: a * b - w)(t, c, u))
+    diff = got - (t * c - u)
+    assert diff.nnz == 0 or abs(diff.data).max() < 1e-9
