@@ -55,7 +55,7 @@ from sparsefold.spec.ir import Node, ShapeOp
 from sparsefold.spec.ops_axes import ExpandDims, PermuteDims, Squeeze
 from sparsefold.spec.ops_gather import Gather
 from sparsefold.spec.printer import topological
-from sparsefold.storage.binding import bind_sizes
+from sparsefold.storage.binding import bind_sizes, too_large
 from sparsefold.storage.levels import index_dtypes_of, sparse_levels
 from sparsefold.storage.results import out_format
 
@@ -125,6 +125,10 @@ class Kernel:
         self.inputs = [n for n in topological(self.program) if isinstance(n, Input)]
         self._exact: Kernel | None = None
         self._lock = threading.Lock()
+        # with stages: every node's element count, checked before the first stage runs (a
+        # result overflowing int64 is that error, not a stage's temporary too large)
+        nodes = [n for n in topological(self.program) if n.ndim]
+        self._extents = (nodes, sz.python_function(tuple(sz.product(n.shape) for n in nodes)))
         # the stages' fast entries may take a call when no unproved map's size conditions
         # must be checked first (the trace's preconditions, requires, each entry checks
         # itself, declining the call when one fails). ``entry.fast`` runs them: the final
@@ -334,11 +338,19 @@ class Kernel:
                 raise InvalidData(f"sizes {env} break the program's precondition "
                                   f"{' and '.join(map(str, self.requires))}")
             vals = dict(values)
+            if self.stages:
+                self._check_extents(env)
             for temp, stage in self.stages:
                 vals[temp.name] = stage(vals, "scipy", env)
             return self.final(vals, library, env)
         except NotFinite:
             return self._exact_variant()(values, library, sizes)
+
+    def _check_extents(self, env: dict[str, int]) -> None:
+        nodes, extents = self._extents
+        for node, e in zip(nodes, extents(env)):
+            if e > 2**63 - 1:
+                raise too_large(node, self.inputs, env, result=node is self.program)
 
     def _check_maps(self, env: dict[str, int]) -> None:
         """The size conditions the unproved operators' maps need (a divisor >= 1): a

@@ -49,6 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     dask_scaling.add_flag(sub.choices["bench"])
     from sparsefold.benchmarks import compile_time  # `sparsefold bench --compile-time`
     compile_time.add_flag(sub.choices["bench"])
+    from sparsefold.benchmarks import sweep  # `sparsefold bench --sweep [--sweep-n N] ...`
+    sweep.add_flag(sub.choices["bench"])
     from sparsefold import show_cli  # `sparsefold show EXPR -i a=csr:float64:5x4`
     show_cli.add_parser(sub)
     from sparsefold.verify import cli as _prove  # `sparsefold prove [--smt2 RULE]`
