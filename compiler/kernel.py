@@ -251,7 +251,8 @@ class StageKernel:
                 p, program.ndim) if isinstance(p, StreamPlan) else None)
         if p.assembly == "accumulate":
             return DenseOut(program.shape, program.dtype, monoid=self.reduction.monoid,
-                            order=dense_axis_order(p, program.ndim))
+                            order=dense_axis_order(p, program.ndim),
+                            count=self.reduction.background is not None)
         if p.assembly == "append":
             return AppendOut(fmt, program.shape, program.dtype, out_index)
         if p.assembly == "scatter":
@@ -463,8 +464,12 @@ class StageKernel:
             dense = asm.dense_view(outputs["val"])
             if "cnt" in outputs:  # cells that also cover implicit zeros meet a 0
                 (extent,) = self._extent_fn(env)  # this call's sizes: kernels are shared
-                combine_zero(self.reduction.monoid, dense, asm.dense_view(outputs["cnt"]) <
-                             extent)
+                cnt = asm.dense_view(outputs["cnt"])
+                if self.reduction.background is not None:  # ... or the background value
+                    combine_background(self.reduction.monoid, dense, extent - cnt,
+                                       self.reduction.background)
+                else:
+                    combine_zero(self.reduction.monoid, dense, cnt < extent)
             return from_dense(dense, self.fmt, library)
         n, m = result
         if a in ("sort", "bucket"):
@@ -527,6 +532,25 @@ def combine_zero(monoid, out: np.ndarray, missing: np.ndarray) -> None:
     cells whose reduction also covers implicit zeros."""
     if missing.any():
         out[missing] = get_monoid(monoid).combine(out[missing], np.zeros((), out.dtype))
+
+
+def combine_background(monoid, out: np.ndarray, unvisited: np.ndarray, value) -> None:
+    """Each cell combined with ``value`` once per unvisited coordinate of its reduction
+    (``unvisited`` of them): a sum adds ``value * unvisited``, a product multiplies by
+    ``value ** unvisited``, the idempotent monoids combine ``value`` once where any is."""
+    name = monoid if isinstance(monoid, str) else monoid.name
+    v = np.asarray(value)
+    with np.errstate(all="ignore"):
+        if name == "sum":
+            if v != 0:
+                out += (v * unvisited).astype(out.dtype, copy=False)
+        elif name == "prod":
+            if v != 1:
+                out *= np.power(v, unvisited).astype(out.dtype, copy=False)
+        else:  # max, min, any, all: idempotent
+            missing = unvisited > 0
+            if missing.any():
+                out[missing] = get_monoid(monoid).combine(out[missing], v.astype(out.dtype))
 
 
 def _unit_last_stride(arr: np.ndarray) -> bool:

@@ -78,7 +78,7 @@ class DenseOut(Assembler):
     with 0 (the max of a row with an unstored entry is at least 0; its product is 0)."""
 
     def __init__(self, shape: tuple[sz.Expr, ...], dtype, *, monoid: str | None = None,
-                 order: tuple[int, ...] | None = None):
+                 order: tuple[int, ...] | None = None, count: bool = False):
         self.shape, self.dtype, self.monoid = shape, np.dtype(dtype), monoid
         # the axes in memory, outermost first (None: C order). A permuted layout puts the
         # axis the innermost loop writes last, so that loop writes contiguous cells (dense @
@@ -86,7 +86,7 @@ class DenseOut(Assembler):
         # transposed back (``dense_view``), the layout scipy's own result has there.
         self.order = None if order is None or tuple(order) == tuple(range(len(shape))) \
             else tuple(order)
-        self.counts = monoid not in (None, "sum", "any")
+        self.counts = monoid not in (None, "sum", "any") or (monoid is not None and count)
         self.note = (f"Output: dense, each entry combined with {monoid}" if monoid
                      else "Output: dense, each entry written once")
         if self.order is not None:

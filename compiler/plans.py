@@ -45,6 +45,9 @@ class Reduction:
 
     node: Reduce
     chain: tuple[ShapeOp, ...] = ()
+    # the argument's value where no operand stores (``sum(A + 1)``: 1), when the plan visits
+    # only stored coordinates and the runtime combines it for the rest (``kernel._finish``)
+    background: object = None
 
     @property
     def monoid(self) -> str:

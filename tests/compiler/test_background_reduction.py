@@ -1,0 +1,90 @@
+"""A reduction of a dense-valued argument (``sum(A + 1)``, ``sum(exp(A))``, ``sum(A == 0)``)
+visits only the coordinates some operand stores and combines the argument's constant value
+elsewhere once per unvisited coordinate (``planner._background``, ``kernel.combine_background``),
+instead of every coordinate of the argument (rows x columns steps: 90 s on a 200000² matrix
+for ``sum(A + 1, axis=1)``). Results against the reference interpreter."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import sparsefold as sf
+
+PROGRAMS = {
+    "sum(a+1,1)": lambda a, b: sf.sum(a + 1, axis=1),
+    "sum(exp(a))": lambda a, b: sf.sum(sf.exp(a)),
+    "sum(a==0)": lambda a, b: sf.sum(a == 0),
+    "sum(a==0,0)": lambda a, b: sf.sum(a == 0, axis=0),
+    "max(a-1,0)": lambda a, b: sf.max(a - 1, axis=0),
+    "min(a+2,1)": lambda a, b: sf.min(a + 2, axis=1),
+    "prod(a+1,1)": lambda a, b: sf.prod(a + 1, axis=1),
+    "any(a==0,0)": lambda a, b: sf.any(a == 0, axis=0),
+    "all(a==0,1)": lambda a, b: sf.all(a == 0, axis=1),
+    "sum(a+b+1,0)": lambda a, b: sf.sum(a + b + 1, axis=0),
+    "sum(cos(a)*b+2)": lambda a, b: sf.sum(sf.cos(a) * b + 2),
+    "mean(exp(a),1)": lambda a, b: sf.mean(sf.exp(a), axis=1),
+    "sum(a[::2]+1,1)": lambda a, b: sf.sum(a[::2] + 1, axis=1),
+}
+
+
+def _reference(fn, a, b):
+    return np.asarray(fn(sf.asarray(a.toarray()), sf.asarray(b.toarray())).interpret())
+
+
+def _check(fn, a, b):
+    got = np.asarray(sf.jit(fn)(a, b))
+    np.testing.assert_allclose(got, _reference(fn, a, b), rtol=1e-10, equal_nan=True)
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_equals_the_interpreter(name, fmt):
+    a = sp.random_array((30, 20), density=0.2, format=fmt, rng=1)
+    b = sp.random_array((30, 20), density=0.2, format=fmt, rng=2)
+    a.data[:2] = 0.0  # explicit zeros are visited; their value is the background's
+    _check(PROGRAMS[name], a, b)
+
+
+@pytest.mark.parametrize("case", ["empty", "full", "no_rows", "nan"])
+def test_edge_cases(case):
+    a = sp.random_array((30, 20), density=0.2, format="csr", rng=3)
+    b = sp.random_array((30, 20), density=0.2, format="csr", rng=4)
+    if case == "empty":
+        a = sp.csr_array((30, 20))
+    elif case == "full":
+        a = sp.csr_array(np.arange(1.0, 601.0).reshape(30, 20))
+    elif case == "no_rows":
+        a, b = sp.csr_array((0, 20)), sp.csr_array((0, 20))
+    elif case == "nan":
+        a.data[0] = np.nan
+    for name in ("sum(a+1,1)", "max(a-1,0)", "prod(a+1,1)", "sum(a==0)", "all(a==0,1)"):
+        if case == "no_rows" and name == "max(a-1,0)":
+            continue  # max over no rows has no value: an error either way
+        _check(PROGRAMS[name], a, b)
+
+
+def test_the_kernel_visits_stored_coordinates_only():
+    a = sp.random_array((30, 20), density=0.2, format="csr", rng=5)
+    src = sf.show(lambda x: sf.sum(x + 1, axis=1), a)
+    assert "every coordinate" not in src
+
+
+def test_a_trillion_columns():
+    # 3 x 2**40: visiting every coordinate would take hours; the stored entries take none
+    n = 2**40
+    a = sp.csr_array((np.array([2.0, 3.0, 5.0]), np.array([7, n - 1, 12], dtype=np.int64),
+                      np.array([0, 2, 2, 3], dtype=np.int64)), shape=(3, n))
+    got = np.asarray(sf.jit(lambda x: sf.sum(x + 1, axis=1))(a))
+    np.testing.assert_array_equal(got, [n + 5.0, float(n), n + 5.0])
+    assert int(sf.jit(lambda x: sf.sum(x == 0))(a)) == 3 * n - 3
+
+
+def test_a_dense_argument_keeps_every_coordinate():
+    # A + x[None, :] is not one constant where A stores nothing: the plan visits every
+    # coordinate (correct, O(rows x columns))
+    a = sp.random_array((30, 20), density=0.2, format="csr", rng=6)
+    x = np.arange(20.0)
+    got = np.asarray(sf.jit(lambda p, q: sf.sum(p + q[None, :], axis=1))(a, x))
+    np.testing.assert_allclose(got, (a.toarray() + x[None, :]).sum(axis=1), rtol=1e-12)
