@@ -252,11 +252,13 @@ def _operands(root: Node, exact: bool) -> list[Operand]:
                 visit(a)
             return
         culprit = _not_a_view(node, exact)
+        # computed without its literal size-1 axes (the matmul's: ``A @ x`` in ``A @ x + d``
+        # is then planned as the SpMV it is, a register per row)
         if not has_sparse_input(culprit):  # a computed dense operand: a dense temporary
             raise NeedsStage(culprit, None, f"a computed dense operand of "
-                                            f"{type(node).__name__}", dense=True)
+                                            f"{type(node).__name__}", dense=True, squeeze=True)
         raise NeedsStage(culprit, None, f"{type(culprit).__name__} over a sparse expression "
-                                        f"is not a view")
+                                        f"is not a view", squeeze=True)
     visit(root)
     return list(found.values())
 
