@@ -540,17 +540,16 @@ def combine_background(monoid, out: np.ndarray, unvisited: np.ndarray, value) ->
     ``value ** unvisited``, the idempotent monoids combine ``value`` once where any is."""
     name = monoid if isinstance(monoid, str) else monoid.name
     v = np.asarray(value)
+    missing = unvisited > 0  # only there: a NaN background times 0 cells is no NaN
+    if not missing.any():
+        return
     with np.errstate(all="ignore"):
         if name == "sum":
-            if v != 0:
-                out += (v * unvisited).astype(out.dtype, copy=False)
+            out[missing] += (v * unvisited[missing]).astype(out.dtype, copy=False)
         elif name == "prod":
-            if v != 1:
-                out *= np.power(v, unvisited).astype(out.dtype, copy=False)
+            out[missing] *= np.power(v, unvisited[missing]).astype(out.dtype, copy=False)
         else:  # max, min, any, all: idempotent
-            missing = unvisited > 0
-            if missing.any():
-                out[missing] = get_monoid(monoid).combine(out[missing], v.astype(out.dtype))
+            out[missing] = get_monoid(monoid).combine(out[missing], v.astype(out.dtype))
 
 
 def _unit_last_stride(arr: np.ndarray) -> bool:

@@ -88,3 +88,16 @@ def test_a_dense_argument_keeps_every_coordinate():
     x = np.arange(20.0)
     got = np.asarray(sf.jit(lambda p, q: sf.sum(p + q[None, :], axis=1))(a, x))
     np.testing.assert_allclose(got, (a.toarray() + x[None, :]).sum(axis=1), rtol=1e-12)
+
+
+def test_a_nan_background_reaches_only_cells_with_unvisited_coordinates():
+    # found by tests/compiler/test_fills.py: z filled with NaN makes the background NaN;
+    # a column every coordinate of which is stored must not meet it (NaN * 0 unvisited)
+    sparse = pytest.importorskip("sparse")
+    x = sparse.COO.from_numpy(np.zeros((2, 6)))
+    z = sparse.COO(np.array([[0, 1], [4, 4]]), np.array([1.0, 2.0]), shape=(2, 6),
+                   fill_value=np.nan)
+    got = np.asarray(sf.jit(lambda a, c: sf.sum((a - c) * a, axis=0))(x, z))
+    lazy = sf.sum((sf.asarray(x) - sf.asarray(z)) * sf.asarray(x), axis=0)
+    np.testing.assert_array_equal(got, lazy.interpret())
+    assert got[4] == 0 and np.isnan(got[0])
