@@ -34,7 +34,7 @@ checks and falls back to it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -56,6 +56,10 @@ class Lattice:
     points: tuple[frozenset[int], ...]
     finite: tuple[Input, ...] = ()   # inputs whose finiteness the lattice relies on
     partitioned: bool = False        # see :func:`partitioned`
+    # of a universe whose value outside a region of the operands is one constant (``A +
+    # 1``: the points of ``A``, and 1): that region's points and the constant
+    region: tuple[frozenset[int], ...] = ()
+    outside: object = None
 
     @property
     def universe(self) -> bool:
@@ -126,7 +130,7 @@ def build(root: Node, operands: dict[Node, int], *, exact: bool = False) -> Latt
     """The lattice of ``root``; ``operands`` numbers the sparse operands (their nodes)."""
     lattice = _build(root, operands, exact)
     if partitioned(root, operands, lattice, exact):
-        lattice = Lattice(lattice.points, lattice.finite, partitioned=True)
+        lattice = replace(lattice, partitioned=True)
     return lattice
 
 
@@ -206,10 +210,13 @@ def _build(root: Node, operands: dict[Node, int], exact: bool) -> Lattice:
         return {Point()}
 
     points = visit(root)
+    finite = tuple(dict.fromkeys(finite))
     if root not in operands and points != {Point()} and not _is_zero(outside.get(id(root))):
-        points = {Point()}  # not 0 where nothing is stored: dense-valued
-    points = _minimal(points)
-    return Lattice(points, tuple(dict.fromkeys(finite)))
+        # not 0 where nothing is stored: dense-valued; its region and the constant there
+        # are kept (a reduction visits the region and combines the constant for the rest)
+        return Lattice((frozenset(),), finite, region=_minimal(points),
+                       outside=outside.get(id(root)))
+    return Lattice(_minimal(points), finite)
 
 
 def partitioned(root: Node, operands: dict[Node, int], lattice: Lattice, exact: bool) -> bool:

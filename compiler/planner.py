@@ -24,8 +24,6 @@ from __future__ import annotations
 from dataclasses import replace
 from itertools import permutations
 
-import numpy as np
-
 from sparsefold.compiler import contract
 from sparsefold.compiler.coo_rows import coo_run_leaf
 from sparsefold.compiler.lattice import Lattice
@@ -37,7 +35,7 @@ from sparsefold.compiler.outputs import appendable
 from sparsefold.compiler.plans import CoiterPlan, DensePlan, Operand, Plan, Reduction, StreamPlan
 from sparsefold.compiler.streams import NotAStream, finite_checks, is_locatable, stream_pieces
 from sparsefold.spec import sizes as sz
-from sparsefold.spec.compute import Input, Literal, Map, Reduce
+from sparsefold.spec.compute import Input, Map, Reduce
 from sparsefold.spec.formats import Format
 from sparsefold.spec.ir import Node, ShapeOp
 from sparsefold.spec.ops_axes import BroadcastTo, ExpandDims
@@ -341,29 +339,6 @@ def _stage_unlocatable_lines(operands, lattice, ndim: int) -> None:
 _BACKGROUND_MONOIDS = ("sum", "prod", "max", "min", "any", "all")
 
 
-def _background(node: Node, operands: set):
-    """The value of an elementwise expression where its sparse operands are all 0, when
-    that is one constant: every leaf an operand or a literal (a dense argument, ``A +
-    x[None, :]``, makes it vary: None)."""
-    if node in operands:
-        return np.zeros((), node.dtype)
-    if isinstance(node, Literal):
-        return np.asarray(node.value, dtype=node.dtype)
-    if not isinstance(node, Map):
-        return None
-    args = []
-    for a in node.args:
-        if isinstance(a, Literal) and a.weak:
-            args.append(a.value)
-            continue
-        v = _background(a, operands)
-        if v is None:
-            return None
-        args.append(v)
-    with np.errstate(all="ignore"):
-        return np.asarray(node.fn.impl(*args)).astype(node.dtype)
-
-
 def _repeated(o: Operand) -> bool:
     """Is the operand one stored line (or block) repeated along an axis (a broadcast)?"""
     return len(o.pieces) == 1 and bool(o.pieces[0].free)
@@ -493,16 +468,13 @@ def _plan_elementwise(root: Node, space_node: Node, fmt: Format, exact: bool,
     numbering = {o.node: n for n, o in enumerate(operands)}
     lattice = build_lattice(root, numbering, exact=exact)
     ndim = root.ndim
-    if reduction is not None and lattice.universe and operands and \
-            reduction.monoid in _BACKGROUND_MONOIDS:
-        # a reduction of a dense-valued argument (``sum(A + 1)``): visit only where some
-        # operand stores (a union), and combine the argument's value elsewhere, a constant,
-        # once per unvisited coordinate after the kernel. Not rows x columns steps.
-        background = _background(root, {o.node for o in operands})
-        if background is not None:
-            lattice = Lattice(tuple(frozenset({n}) for n in range(len(operands))),
-                              lattice.finite)
-            reduction = replace(reduction, background=background)
+    if reduction is not None and lattice.region and reduction.monoid in _BACKGROUND_MONOIDS:
+        # a reduction of a dense-valued argument (``sum(A + 1)``): visit only the region
+        # where it is not one constant (the lattice's), and combine that constant once per
+        # unvisited coordinate after the kernel (``kernel.combine_background``). Not rows x
+        # columns steps.
+        reduction = replace(reduction, background=lattice.outside)
+        lattice = Lattice(lattice.region, lattice.finite)
     _stage_unlocatable_lines(operands, lattice, ndim)
     _stage_product_of_repeated(root, operands, ndim)
     _collapse_for_line(root, operands, lattice, ndim)
