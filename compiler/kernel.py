@@ -131,8 +131,7 @@ class StageKernel:
             self._rows_fn = sz.python_function((contract_sizes(plan)[0],))
         self._shape_fn = sz.python_function(tuple(program.shape))
         # every node's element count: kernels compute coordinates in int64
-        self._extents_fn = sz.python_function(tuple(
-            sz.product(n.shape) for n in topological(program) if n.ndim))
+        self._extents_fn = extents_function(program)
         red = self.reduction
         self._extent_fn = sz.python_function(
             (sz.product(red.node.arg.shape[d] for d in red.node.axes),) if red else ())
@@ -336,11 +335,7 @@ class StageKernel:
         """Sizes from the inputs' shapes (extending ``env``, the sizes an earlier stage
         bound), then int64 extents and preconditions checked."""
         env = bind_sizes(self.inputs, values, env)
-        extents = self._extents_fn(env)
-        if any(e > _INT64_MAX for e in extents):
-            node = next(n for n, e in zip((n for n in topological(self.program) if n.ndim),
-                                          extents) if e > _INT64_MAX)
-            raise too_large(node, self.inputs, env, result=node is self.program)
+        check_extents(self.program, self.inputs, self._extents_fn, env)
         for node, extent in zip(self._empty_reductions, self._reduced_fn(env)):
             node.check_extent(extent)
         if self.requires and not all(self._requires_fn(env)):  # the interpreter's wording
@@ -464,12 +459,12 @@ class StageKernel:
             dense = asm.dense_view(outputs["val"])
             if "cnt" in outputs:  # cells that also cover implicit zeros meet a 0
                 (extent,) = self._extent_fn(env)  # this call's sizes: kernels are shared
-                cnt = asm.dense_view(outputs["cnt"])
-                if self.reduction.background is not None:  # ... or the background value
-                    combine_background(self.reduction.monoid, dense, extent - cnt,
-                                       self.reduction.background)
-                else:
-                    combine_zero(self.reduction.monoid, dense, cnt < extent)
+                # (or, of a dense-valued argument, its constant outside what was visited)
+                background = self.reduction.background
+                combine_background(self.reduction.monoid, dense,
+                                   extent - asm.dense_view(outputs["cnt"]),
+                                   np.zeros((), dense.dtype) if background is None
+                                   else background)
             return from_dense(dense, self.fmt, library)
         n, m = result
         if a in ("sort", "bucket"):
@@ -527,17 +522,26 @@ def trim(arr: np.ndarray, n: int) -> np.ndarray:
     return arr
 
 
-def combine_zero(monoid, out: np.ndarray, missing: np.ndarray) -> None:
-    """``out[missing] = monoid(out[missing], 0)``, NumPy's semantics (NaN propagates): the
-    cells whose reduction also covers implicit zeros."""
-    if missing.any():
-        out[missing] = get_monoid(monoid).combine(out[missing], np.zeros((), out.dtype))
+def extents_function(program: Node):
+    """Every node's element count, as a function of the sizes (``check_extents``)."""
+    return sz.python_function(tuple(sz.product(n.shape) for n in topological(program)
+                                    if n.ndim))
+
+
+def check_extents(program: Node, inputs, extents, env) -> None:
+    """Raise for the first node of ``program`` with more than 2**63 - 1 elements: kernels
+    compute coordinates in int64."""
+    for node, e in zip((n for n in topological(program) if n.ndim), extents(env)):
+        if e > _INT64_MAX:
+            raise too_large(node, inputs, env, result=node is program)
 
 
 def combine_background(monoid, out: np.ndarray, unvisited: np.ndarray, value) -> None:
     """Each cell combined with ``value`` once per unvisited coordinate of its reduction
-    (``unvisited`` of them): a sum adds ``value * unvisited``, a product multiplies by
-    ``value ** unvisited``, the idempotent monoids combine ``value`` once where any is."""
+    (``unvisited`` of them), NumPy's semantics (NaN propagates): a sum adds ``value *
+    unvisited``, a product multiplies by ``value ** unvisited``, the idempotent monoids
+    combine ``value`` once where any is. With 0: the cells that also cover implicit zeros
+    (the max of a row with an unstored entry is at least 0; its product is 0)."""
     name = monoid if isinstance(monoid, str) else monoid.name
     v = np.asarray(value)
     missing = unvisited > 0  # only there: a NaN background times 0 cells is no NaN

@@ -41,7 +41,7 @@ import numpy as np
 from sparsefold.compiler import threads
 from sparsefold.compiler.cnames import check_compilable_dtype
 from sparsefold.compiler.gather import GatherStage, serves
-from sparsefold.compiler.kernel import NotFinite, StageKernel
+from sparsefold.compiler.kernel import NotFinite, StageKernel, check_extents, extents_function
 from sparsefold.compiler.normalize import normalize, replace_node, replace_operand
 from sparsefold.compiler.optimize import Prover, optimize
 from sparsefold.compiler.planner import NeedsStage, has_sparse_input, plan
@@ -55,7 +55,7 @@ from sparsefold.spec.ir import Node, ShapeOp
 from sparsefold.spec.ops_axes import ExpandDims, PermuteDims, Squeeze
 from sparsefold.spec.ops_gather import Gather
 from sparsefold.spec.printer import topological
-from sparsefold.storage.binding import bind_sizes, too_large
+from sparsefold.storage.binding import bind_sizes
 from sparsefold.storage.levels import index_dtypes_of, sparse_levels
 from sparsefold.storage.results import out_format
 
@@ -127,8 +127,7 @@ class Kernel:
         self._lock = threading.Lock()
         # with stages: every node's element count, checked before the first stage runs (a
         # result overflowing int64 is that error, not a stage's temporary too large)
-        nodes = [n for n in topological(self.program) if n.ndim]
-        self._extents = (nodes, sz.python_function(tuple(sz.product(n.shape) for n in nodes)))
+        self._extents = extents_function(self.program)
         # the stages' fast entries may take a call when no unproved map's size conditions
         # must be checked first (the trace's preconditions, requires, each entry checks
         # itself, declining the call when one fails). ``entry.fast`` runs them: the final
@@ -339,18 +338,12 @@ class Kernel:
                                   f"{' and '.join(map(str, self.requires))}")
             vals = dict(values)
             if self.stages:
-                self._check_extents(env)
+                check_extents(self.program, self.inputs, self._extents, env)
             for temp, stage in self.stages:
                 vals[temp.name] = stage(vals, "scipy", env)
             return self.final(vals, library, env)
         except NotFinite:
             return self._exact_variant()(values, library, sizes)
-
-    def _check_extents(self, env: dict[str, int]) -> None:
-        nodes, extents = self._extents
-        for node, e in zip(nodes, extents(env)):
-            if e > 2**63 - 1:
-                raise too_large(node, self.inputs, env, result=node is self.program)
 
     def _check_maps(self, env: dict[str, int]) -> None:
         """The size conditions the unproved operators' maps need (a divisor >= 1): a
@@ -393,14 +386,9 @@ class _StagedEntry:
             return None
         values = dict(zip(self.names, args))
         for temp, stage in self.kernel.stages:
-            entry = stage.fast
-            if entry is None:
-                return None
-            out = entry(*[values[inp.name] for inp in stage.inputs], threads=threads)
+            out = stage.fast(*[values[inp.name] for inp in stage.inputs], threads=threads)
             if out is None:
                 return None
             values[temp.name] = out
-        entry = self.kernel.final.fast
-        if entry is None:
-            return None
-        return entry(*[values[inp.name] for inp in self.kernel.final.inputs], threads=threads)
+        final = self.kernel.final
+        return final.fast(*[values[inp.name] for inp in final.inputs], threads=threads)
