@@ -204,14 +204,7 @@ def _flat(co: _Coiteration) -> None:
             acc.start()
         if located is not None:
             with b.if_(located.on):
-                if located.walked is not None:
-                    located.merge(co, k, acc, _visit)
-                else:
-                    co.looking = located
-                    for c in co.merged_cursors():
-                        c.init()
-                    _merge(co, k, acc, lambda c: tuple(c.out))
-                    co.looking = None
+                _located_merge(co, located, k, acc, lambda c: tuple(c.out))
             otherwise = b.else_()
             otherwise.__enter__()
         for c in co.all_cursors():
@@ -393,15 +386,7 @@ def _row_merge(co: _Coiteration, r: Var, acc) -> None:
     located = co.located
     if located is not None:
         with b.if_(located.on):
-            if located.walked is not None:
-                located.merge(co, r, k, acc, coords_of, _visit)
-            else:
-                located.open(co, r)
-                co.looking = located
-                for c in co.merged_cursors():
-                    c.init(r)
-                _merge(co, k, acc, coords_of)
-                co.looking = None
+            _located_merge(co, located, k, acc, coords_of, r)
         b_else = b.else_()
         b_else.__enter__()
     for c in co.all_cursors():
@@ -413,6 +398,28 @@ def _row_merge(co: _Coiteration, r: Var, acc) -> None:
         coords = [None, None]
         coords[a], coords[inner] = r, Lit("0", INT)
         acc.finish(tuple(coords))
+
+
+def _located_merge(co: _Coiteration, located, k: Var, acc, coords_of, r=None) -> None:
+    """Where the line's workspace was allocated: a two-operand intersection walks the other
+    operand (``located.merge``); any other lattice merges the rest and looks the line up
+    (``co.looking``). ``r``: the output row (row-driven), else None (flat)."""
+    if located.walked is not None:
+        if r is None:
+            located.merge(co, k, acc, _visit)
+        else:
+            located.merge(co, r, k, acc, coords_of, _visit)
+        return
+    co.looking = located
+    if r is not None:
+        located.open(co, r)
+    for c in co.merged_cursors():
+        if r is None:
+            c.init()
+        else:
+            c.init(r)
+    _merge(co, k, acc, coords_of)
+    co.looking = None
 
 
 def _merge(co: _Coiteration, k: Var, acc, coords_of) -> None:
