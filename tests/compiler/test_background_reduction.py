@@ -1,8 +1,9 @@
 """A reduction of a dense-valued argument (``sum(A + 1)``, ``sum(exp(A))``, ``sum(A == 0)``)
 visits only the coordinates some operand stores and combines the argument's constant value
-elsewhere once per unvisited coordinate (``planner._background``, ``kernel.combine_background``),
-instead of every coordinate of the argument (rows x columns steps: 90 s on a 200000² matrix
-for ``sum(A + 1, axis=1)``). Results against the reference interpreter."""
+elsewhere once per unvisited coordinate (``Lattice.region`` and ``outside``,
+``kernel.combine_background``), instead of every coordinate of the argument (rows x
+columns steps: 90 s on a 200000² matrix for ``sum(A + 1, axis=1)``). Results against the
+reference interpreter."""
 
 from __future__ import annotations
 
