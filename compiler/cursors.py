@@ -299,12 +299,16 @@ class RowCursor:
         names = sz.in_coords(leaf.ndim)
         self.env = {names[a].name: self.src, names[c].name: self.inner}
         row_only = {names[a].name}
+        # a guard on the source row alone holds on every row this piece owns, and one of no
+        # coordinate at all is among row_guards (opened per row)
         self.entry_guards = [g for g in sz.conjuncts(piece.guard)
                              if not _coordinate_symbols(g) <= row_only]
 
     def row_guards(self) -> list[sz.Expr]:
+        """The output guard's conjuncts about the output row alone or about no coordinate
+        (a constant: ``stack([a, b])[1]`` closes every row to ``a``)."""
         return [g for g in sz.conjuncts(self.piece.out_guard)
-                if self.row_symbol in sz.free_symbols(g)]
+                if _coordinate_symbols(g) <= {self.row_symbol}]
 
     def init(self, r: Var) -> None:
         """At output row ``r``: open this piece's source row (or an empty segment)."""

@@ -370,8 +370,11 @@ def broadcast_row(piece: StreamPiece, out_order: tuple[int, ...]) -> bool:
 
 
 def row_guards(piece: StreamPiece, row: str) -> list[sz.Expr]:
-    """The conjuncts of a piece's output guard that decide which output rows it owns."""
-    return [g for g in sz.conjuncts(piece.out_guard) if row in sz.free_symbols(g)]
+    """The conjuncts of a piece's output guard that decide which output rows it owns: those
+    about the output row alone, and those about no coordinate at all (a constant or a
+    condition on sizes: ``stack([a, b])[1]`` gives ``a``'s piece the guard false, which
+    must close every row to it)."""
+    return [g for g in sz.conjuncts(piece.out_guard) if coordinate_symbols(g) <= {row}]
 
 
 def _source_row(low: Lowering, piece: StreamPiece, row: str, r: Var, loops: _Loops) -> Var:
@@ -504,7 +507,8 @@ def _row_piece(low, piece, out_order, r, row, asm, values, run: CooRun | None = 
     a, c = leaf.format.mode_order
     nest = _LoopNest(low, piece)
     # forward guards on the source row alone hold by construction here: the row was read
-    # back through the backward map from an output row this piece owns
+    # back through the backward map from an output row this piece owns (and a guard of no
+    # coordinate is one of its row guards, opened by _source_row)
     nest.guards = [g for g in nest.guards if not coordinate_symbols(g) <= {sz.in_coord(a).name}]
     nest.bind(sz.in_coord(a).name, src)
     if run is not None:
