@@ -58,9 +58,7 @@ def _strategy_name(strategy) -> str:
 def probe(jit_fn, args) -> PlanInfo:
     """The plan ``jit_fn(*args)`` would run, without building or running it."""
     try:
-        from sparsefold.jit import compile_program
-        program, out = jit_fn.program_for(*args)
-        kernel = compile_program(program, out, jit_fn._assumed.get(program, ()))
+        kernel = jit_fn.kernel_for(*args)  # the trace and kernel a call runs
         # a staged kernel densifies if any stage does; its final stage names the strategy
         stages = [s for _, s in getattr(kernel, "stages", ())] + [getattr(kernel, "final",
                                                                        kernel)]

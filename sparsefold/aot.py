@@ -53,7 +53,7 @@ from sparsefold.compiler.aot import INDEX_WIDTHS, MANIFEST_NAME, VARIANTS_NAME
 from sparsefold.compiler.build import NotPrebuilt
 from sparsefold.compiler.cnames import check_compilable_dtype
 from sparsefold.interop import describe, is_pydata_sparse, is_scipy_sparse
-from sparsefold.jit import JitFunction, _default_out, jit
+from sparsefold.jit import JitFunction, _default_out, jit, traced_program
 from sparsefold.lazy import LazyArray
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input
@@ -310,14 +310,15 @@ def trace_generic(fn: AotFunction, sig: Signature):
         lazies.append(LazyArray(node))
     with sz.assuming() as assumed:
         result = fn.jit.fn(*lazies)
-    if not isinstance(result, LazyArray):
-        raise IllFormedProgram(f"{fn.__qualname__} must return a sparsefold array, found "
-                               f"{type(result).__name__}")
-    if result.bindings:
-        raise IllFormedProgram(f"{fn.__qualname__} must compute from its arguments only; it "
-                               f"captured arrays wrapped with sf.asarray")
-    out = fn.jit.out or _default_out(infos, result.node, tuple(assumed))
-    return result.node, out, tuple(assumed), tuple(params)
+    # the one check of what a trace returned (sf.jit's, sf.show's, Dask's); a shipped
+    # kernel takes its arguments only, so index-array constants are refused here
+    program, constants = traced_program(result)
+    if constants:
+        raise IllFormedProgram(f"{fn.__qualname__}: an ahead-of-time kernel takes its "
+                               f"arguments only; pass the index arrays its keys use as "
+                               f"arguments")
+    out = fn.jit.out or _default_out(infos, program, tuple(assumed))
+    return program, out, tuple(assumed), tuple(params)
 
 
 def exported(module) -> dict[str, AotFunction]:

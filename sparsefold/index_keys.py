@@ -11,6 +11,7 @@ that are lazy are checked when the program runs (``InvalidIndex``).
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,17 @@ from sparsefold.spec.compute import Input
 from sparsefold.spec.errors import IllFormedIndex
 from sparsefold.spec.ops_gather import normalize_indices
 
-__all__ = ["lift_key", "has_arrays", "concrete_index"]
+__all__ = ["lift_key", "has_arrays", "concrete_index", "is_key_array"]
+
+# The index arrays lift_key made from concrete keys (lists, NumPy arrays, masks). A jit trace
+# keeps them as constants of the traced program, as JAX keeps captured NumPy values: their
+# values when the function is traced, passed to the kernel on every call (sparsefold/jit.py).
+_KEY_ARRAYS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # id -> array
+
+
+def is_key_array(a: Any) -> bool:
+    """Did :func:`lift_key` make ``a`` from a concrete key?"""
+    return _KEY_ARRAYS.get(id(a)) is a
 
 
 def _is_array(k: Any) -> bool:
@@ -125,7 +136,10 @@ def lift_key(x: LazyArray, key: Any) -> tuple[tuple, dict[str, Any]]:
                     normalize_indices(values, n, ax)
                 except IndexError as exc:
                     raise IllFormedIndex(str(exc)) from None
-            lifted = asarray(np.ascontiguousarray(values, dtype=np.int64))
+            # a copy: the key's values as they are now (a jit trace keeps them: is_key_array)
+            array = np.array(values, dtype=np.int64, order="C")
+            _KEY_ARRAYS[id(array)] = array
+            lifted = asarray(array)
             out[pos] = lifted.node
             bindings.update(lifted.bindings)
     for pos, k in lazy:

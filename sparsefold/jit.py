@@ -25,7 +25,9 @@ from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input, Reduce
 from sparsefold.spec.errors import IllFormedProgram, InvalidData
 from sparsefold.spec.fills import filled, has_fill, implicit_value, prepare
+from sparsefold.spec.ir import Node
 from sparsefold.spec.printer import topological
+from sparsefold.spec.programs import substitute_program
 from sparsefold.storage.binding import bind_sizes
 from sparsefold.storage.describe import describe
 from sparsefold.storage.fills import fill_of, readable, split_fill, with_fill
@@ -37,7 +39,7 @@ _SCIPY = frozenset(getattr(sp, f"{kind}_{cls}") for kind in ("csr", "csc", "coo"
                    for cls in ("array", "matrix"))
 
 __all__ = ["jit", "JitFunction", "compute", "show", "compile_program", "runnable_kernel",
-           "KernelSource"]
+           "KernelSource", "Traced", "traced_program"]
 
 _KERNELS: dict[tuple, Any] = {}
 _KERNELS_LOCK = threading.Lock()
@@ -138,6 +140,7 @@ class JitFunction:
         # and how many there were
         self._fast_last: tuple = (None, -1)
         self._assumed: dict = {}   # program -> size equalities its trace assumed
+        self._constants: dict = {}  # program -> its index-array constants (traced_program)
         self._lock = threading.Lock()
 
     def _trace(self, args, infos, mode: str):
@@ -163,14 +166,12 @@ class JitFunction:
         else:  # sizes that must agree but differ symbolically become preconditions
             with sz.assuming() as assumed:
                 result = self.fn(*lazies)
-        if not isinstance(result, LazyArray):
-            raise IllFormedProgram(f"a jit function must return a sparsefold array, found "
-                                   f"{type(result).__name__}")
-        if result.bindings:
-            raise IllFormedProgram(_captured_message(result.bindings.values()))
-        program = prepare(result.node)
+        program, constants = traced_program(result)
         if assumed and not _hold(assumed, program, args):
             raise IllFormedProgram("the traced program's size assumptions fail here")
+        if constants:
+            with self._lock:
+                self._constants[program] = constants
         return program, tuple(assumed)
 
     def program_for(self, *args):
@@ -204,6 +205,21 @@ class JitFunction:
                     self._programs[sig] = hit
         out = self.out or _default_out(infos, hit[0], hit[3])
         return hit[0], out
+
+    def trace(self, *args) -> Traced:
+        """What a call on these arguments runs: the traced program (traced if new), its
+        output format, the size preconditions the trace assumed, its index-array
+        constants. ``sf.show``, certificates, AOT and ``sparsefold.dask`` read this one
+        trace, so each compiles exactly the kernel a call runs."""
+        program, out = self.program_for(*args)
+        return Traced(program, out, self._assumed.get(program, ()),
+                      self._constants.get(program, {}))
+
+    def kernel_for(self, *args):
+        """The JIT's ``compiler.Kernel`` for these arguments (planned, built on first
+        call); a prebuilt kernel a call may run instead computes the same."""
+        t = self.trace(*args)
+        return compile_program(t.program, t.out, t.requires, self.certify)
 
     def __call__(self, *args):
         # fastest path: the kernel module entry the last call ran, tried on the arguments as
@@ -243,14 +259,14 @@ class JitFunction:
             if any(type(a).__module__.startswith("dask.") for a in args):
                 from sparsefold.dask import call  # a lazy dask.array: sparsefold.dask
                 return call(self, *args)
-            program, out = self.program_for(*args)
-            kernel = runnable_kernel(program, out, self._assumed.get(program, ()),
-                                     self.certify)
-            hit = _Recent(kernel, result_library(args), *_fast_positions(kernel, args),
-                          program if has_fill(program) else None)
+            program, out, requires, constants = self.trace(*args)
+            kernel = runnable_kernel(program, out, requires, self.certify)
+            hit = _Recent(kernel, result_library(args),
+                          *(_fast_positions(kernel, args) if not constants else (None, None)),
+                          program if has_fill(program) else None, constants)
             if len(self._recent) < 64:
                 self._recent[quick] = hit
-        kernel, library, positions, compiled, filled_program = hit
+        kernel, library, positions, compiled, filled_program, constants = hit
         if positions is not None and compiled._fast_ok and filled_program is None:
             # the kernel module's own entry (compiler/fastcall.py) on the arguments as they
             # are (it sets the thread count as the checked path does); None: it leaves the
@@ -267,6 +283,8 @@ class JitFunction:
         values = {f"a{p}": a for p, a in enumerate(args) if not _is_scalar(a)}
         if filled_program is not None:
             values = _split_values(values, "mask")
+        if constants:
+            values.update(constants)
         if self.threads is None:
             result = kernel(values, library)
         else:
@@ -276,6 +294,32 @@ class JitFunction:
         if filled_program is None:
             return result
         return _with_result_fill(filled_program, values, result)
+
+
+def traced_program(result) -> tuple[Node, dict[str, np.ndarray]]:
+    """The program a trace returned (``result``: what the function gave on symbolic
+    inputs), ready to compile, and its constants: the concrete index arrays its keys hold
+    (``x[[0, 2]]``, a mask, ``compress``'s condition; ``index_keys.is_key_array``), renamed
+    ``k0, k1, ...`` by first use, with their values at trace time. Any other array the
+    function captured is an error: it would be read once, and silently stale after. Shared
+    by ``sf.jit``, ``sf.show``, AOT and ``sparsefold.dask`` (one trace)."""
+    from sparsefold.index_keys import is_key_array
+    if not isinstance(result, LazyArray):
+        raise IllFormedProgram(f"a jit function must return a sparsefold array, found "
+                               f"{type(result).__name__}")
+    captured = [a for a in result.bindings.values() if not is_key_array(a)]
+    if captured:
+        raise IllFormedProgram(_captured_message(captured))
+    program = prepare(result.node)
+    if not result.bindings:
+        return program, {}
+    constants, renamed = {}, {}
+    for n in topological(program):
+        if isinstance(n, Input) and n.name in result.bindings and n.name not in renamed:
+            name = f"k{len(constants)}"
+            renamed[n.name] = Input(name, n.shape, n.dtype, n.format)
+            constants[name] = result.bindings[n.name]
+    return substitute_program(program, inputs=renamed), constants
 
 
 def _split_values(values: dict, mask: str) -> dict:
@@ -297,6 +341,15 @@ def _with_result_fill(program, values: dict, result):
     return with_fill(result, implicit_value(program, env))
 
 
+class Traced(NamedTuple):
+    """A function traced for one argument signature (``JitFunction.trace``)."""
+
+    program: Node
+    out: str
+    requires: tuple          # size equalities the trace assumed, checked before any stage
+    constants: dict          # index-array constants, by input name (traced_program)
+
+
 class _Recent(NamedTuple):
     """What a call with the same kinds of arguments as an earlier one reuses."""
 
@@ -305,6 +358,7 @@ class _Recent(NamedTuple):
     positions: Any                # the fast entry's arguments (True: all), None: no entry
     compiled: Any                 # the pipeline.Kernel whose fast entry it is
     filled_program: Any           # the program when a pydata input has a non-zero fill
+    constants: dict               # the program's index-array constants (traced_program)
 
 
 def _fast_positions(kernel, args) -> tuple:
@@ -464,14 +518,15 @@ def show(fn, *example_args, out: str | None = None) -> KernelSource:
         out = out or _default_out([describe(v) for v in values.values()], program)
     else:
         jf = fn if isinstance(fn, JitFunction) else JitFunction(fn, out)
-        program, out = jf.program_for(*example_args)
+        t = jf.trace(*example_args)
         values = _split_values({f"a{p}": a for p, a in enumerate(example_args)
                                 if not _is_scalar(a)}, "mask")
-        if jf.certify:
-            kernel = compile_program(program, out, jf._assumed.get(program, ()), True)
-            text = KernelSource(kernel.source_for(values))
-            print(text)
-            return text
+        values.update(t.constants)
+        # the kernel the call compiles: the same trace, preconditions and certificate
+        text = KernelSource(compile_program(t.program, t.out, t.requires,
+                                            jf.certify).source_for(values))
+        print(text)
+        return text
     text = KernelSource(compile_program(program, out).source_for(values))
     print(text)
     return text

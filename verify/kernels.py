@@ -322,9 +322,8 @@ def prove_kernel(fn, *examples) -> KernelCertificate:
     """The certificate of the kernel ``fn`` (an ``sf.jit`` function) compiles for these
     example arguments. ``cert.source`` is that kernel's Cython, whose header has the line
     ``# certificate: sha256:<cert.digest>``."""
-    program, out = fn.program_for(*examples)
-    requires = tuple(getattr(fn, "_assumed", {}).get(program, ()))
-    _, cert = certify_program(program, out, requires)
+    program, out, requires, _ = fn.trace(*examples)  # the trace a call runs
+    _, cert = certify_program(program, out, tuple(requires))
     cert.values = {f"a{p}": a for p, a in enumerate(examples)
                    if not isinstance(a, (bool, int, float, complex, np.generic))}
     return cert

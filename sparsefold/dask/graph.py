@@ -37,7 +37,7 @@ from sparsefold.dask.worker import (
     run_combine,
 )
 from sparsefold.interop import ArrayInfo, describe, is_pydata_sparse
-from sparsefold.jit import JitFunction, _default_out, _is_scalar, compile_program
+from sparsefold.jit import JitFunction, _default_out, _is_scalar
 from sparsefold.spec.compute import Input, Reduce
 from sparsefold.spec.errors import IllFormedProgram, InternalError, InvalidData
 from sparsefold.spec.ir import Node
@@ -271,9 +271,8 @@ class _Plan:
         """Trace and plan the block program here (not on a worker) so that an unsupported
         one fails at graph construction; returns its result format."""
         jf = block_jit(task)
-        program, out = jf.program_for(*fakes)
-        compile_program(program, out, jf._assumed.get(program, ()))
-        return out
+        jf.kernel_for(*fakes)  # the trace and kernel a worker's call runs
+        return jf.trace(*fakes).out
 
     def _region_array(self, node: Node, what: str, out, kind):
         import dask.array as da
