@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from sparsefold.compiler.build import load_module
+from sparsefold.compiler.cost import stage_cost
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input
 from sparsefold.spec.errors import InternalError
@@ -203,6 +204,7 @@ class GatherStage:
         self.inputs = [node.arg, *node.indices]
         self.stage_notes: list[str] = []
         self._shape_fn = sz.python_function(tuple(node.shape))
+        self.cost = stage_cost(None, node, self.fmt, self.inputs)
 
     # --- text -----------------------------------------------------------------------------
     def header(self) -> str:

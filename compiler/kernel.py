@@ -20,6 +20,7 @@ import numpy as np
 
 from sparsefold.compiler import threads
 from sparsefold.compiler.bounds import MapChecked, rows_first
+from sparsefold.compiler.cost import stage_cost
 from sparsefold.compiler.emit import render_module
 from sparsefold.compiler.fastcall import FAST_HELPERS, fast_entry
 from sparsefold.compiler.loops import Bin, Lit
@@ -144,6 +145,8 @@ class StageKernel:
         self._free_extents = [sz.python_function(tuple(size for _, size in piece.free))
                               for piece in plan.pieces]
         self.capacity_points = capacity_points(plan)
+        # the work the plan does, stated (compiler/cost.py); dense work is refused at call
+        self.cost = stage_cost(plan, program, fmt, self.inputs)
         self._variants: dict[tuple, tuple[str, list, Any]] = {}
         self._threaded: dict[tuple, bool] = {}  # variants with a parallel loop
         self.any_threaded = False  # does any variant built so far have one (jit's fast path)

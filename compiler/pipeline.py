@@ -40,6 +40,7 @@ import numpy as np
 
 from sparsefold.compiler import threads
 from sparsefold.compiler.cnames import check_compilable_dtype
+from sparsefold.compiler.cost import check_dense_work
 from sparsefold.compiler.gather import GatherStage, serves
 from sparsefold.compiler.kernel import NotFinite, StageKernel, check_extents, extents_function
 from sparsefold.compiler.normalize import normalize, replace_node, replace_operand
@@ -132,7 +133,10 @@ class Kernel:
         # must be checked first (the trace's preconditions, requires, each entry checks
         # itself, declining the call when one fails). ``entry.fast`` runs them: the final
         # stage's own entry, or each stage's in turn (_StagedEntry)
-        self._fast_ok = not self.map_requires
+        # the work of every stage (compiler/cost.py); a dense-work plan takes the checked
+        # path, which refuses it above the limit (check_dense_work)
+        self.cost = sum((stage.cost for _, stage in self.stages), self.final.cost)
+        self._fast_ok = not self.map_requires and not self.cost.dense_work
         self.entry = _StagedEntry(self) if self.stages else self.final
         self._fast_names = tuple(inp.name for inp in (self.inputs if self.stages
                                                       else self.final.inputs))
@@ -298,7 +302,8 @@ class Kernel:
             stored = sum(int(sparse_levels(values[i.name], i, i.name)["val"].shape[0])
                          for i in stage.inputs if not i.format.is_dense)
             return stage.takes_sorted_workspace(stage.bind(values), stored)
-        return "\n\n".join(self.sources(dtypes, out_index, unit, sorted_rows))
+        return "\n".join(self.cost_lines()) + "\n\n" + \
+            "\n\n".join(self.sources(dtypes, out_index, unit, sorted_rows))
 
     def sources(self, index_dtypes_of, out_index: str = "int32", unit_of=None,
                 sorted_of=None) -> list[str]:
@@ -312,6 +317,18 @@ class Kernel:
             ws = sorted_of(stage) if sorted_of is not None else False
             out.append(stage.source(index_dtypes_of(stage), out_index, unit, ws)[0])
         return out
+
+    def cost_lines(self) -> list[str]:
+        """The stated cost of every stage, in the order they run, and of the whole
+        (``sf.show`` prints them above the kernels; compiler/cost.py)."""
+        lines = []
+        for temp, stage in self.stages + [(None, self.final)]:
+            name = temp.name if temp is not None else "result"
+            flag = "  [DENSE WORK: refused above the limit]" if stage.cost.dense_work else ""
+            lines.append(f"# cost of {name}: {stage.cost}{flag}")
+        if self.stages:
+            lines.append(f"# cost in all: {self.cost}")
+        return lines
 
     # --- call -----------------------------------------------------------------------------
     def __call__(self, values: dict[str, Any], library: str = "scipy",
@@ -328,7 +345,10 @@ class Kernel:
                 return result
         try:
             env = bind_sizes(self.inputs, values, dict(sizes or {})) \
-                if sizes or self.stages or self.requires or self.map_requires else None
+                if sizes or self.stages or self.requires or self.map_requires or \
+                self.cost.dense_work else None
+            if self.cost.dense_work:
+                check_dense_work(self.cost, env)
             if self.map_requires:
                 self._check_maps(env)
             if self.requires and not all(self._requires_fn(env)):

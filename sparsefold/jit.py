@@ -13,6 +13,7 @@ pydata), NumPy for dense results.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -124,10 +125,11 @@ class JitFunction:
     """A traced, compiled function. Call it like the original."""
 
     def __init__(self, fn: Callable, out: str | None = None, certify: bool = False,
-                 threads: int | None = None):
+                 threads: int | None = None, allow_dense_work: bool = False):
         self.fn = fn
         self.out = out
         self.certify = certify
+        self.allow_dense_work = bool(allow_dense_work)
         # the threads its kernels' parallel loops use (None: $SPARSEFOLD_NUM_THREADS, else
         # the CPU count); small calls run on one (compiler/threads.py)
         if threads is not None:
@@ -285,12 +287,14 @@ class JitFunction:
             values = _split_values(values, "mask")
         if constants:
             values.update(constants)
-        if self.threads is None:
+        with contextlib.ExitStack() as scope:
+            if self.threads is not None:
+                from sparsefold.compiler.threads import using
+                scope.enter_context(using(self.threads))
+            if self.allow_dense_work:  # (a dense-work plan has no fast entry: always here)
+                from sparsefold.compiler.cost import allowing
+                scope.enter_context(allowing())
             result = kernel(values, library)
-        else:
-            from sparsefold.compiler.threads import using
-            with using(self.threads):
-                result = kernel(values, library)
         if filled_program is None:
             return result
         return _with_result_fill(filled_program, values, result)
@@ -460,7 +464,7 @@ def _is_scalar(a) -> bool:
 
 
 def jit(fn: Callable | None = None, *, out: str | None = None, certify: bool = False,
-        threads: int | None = None):
+        threads: int | None = None, allow_dense_work: bool = False):
     """Compile ``fn`` (a function of arrays returning a sparsefold array) into fused kernels,
     one per argument signature, built on first call. ``out``: "csr", "csc", "coo", "dcsr" or
     "dense"; default: dense when the result is dense-valued (``A @ x``, a reduction, ``A +
@@ -470,10 +474,15 @@ def jit(fn: Callable | None = None, *, out: str | None = None, certify: bool = F
     header (``sf.show`` prints it); without it, kernels are not certified.
     ``threads``: how many threads a kernel's parallel loops may use (default:
     ``$SPARSEFOLD_NUM_THREADS``, else the CPU count; calls below a measured size use one;
-    results are identical for every count — docs/threads.md)."""
+    results are identical for every count — docs/threads.md).
+    ``allow_dense_work``: run a kernel whose plan visits every coordinate of a product of
+    extents (rows x columns) although its inputs and output are sparse, at any size; by
+    default such a plan is refused above ``compiler.cost.DENSE_WORK_LIMIT`` coordinates
+    with :class:`~sparsefold.compiler.cost.DenseWork` (``sf.show`` prints each stage's
+    cost bound; ``$SPARSEFOLD_DENSE_WORK``: ``error``, ``allow`` or a limit)."""
     if fn is None:
-        return lambda f: JitFunction(f, out, certify, threads)
-    return JitFunction(fn, out, certify, threads)
+        return lambda f: JitFunction(f, out, certify, threads, allow_dense_work)
+    return JitFunction(fn, out, certify, threads, allow_dense_work)
 
 
 def _canonical(x: LazyArray):
@@ -487,12 +496,14 @@ def _canonical(x: LazyArray):
     return program, values
 
 
-def compute(x: LazyArray, out: str | None = None):
+def compute(x: LazyArray, out: str | None = None, *, allow_dense_work: bool = False):
     """Run a lazy array's program as one compiled kernel."""
+    from sparsefold.compiler.cost import allowing
     program, values = _canonical(x)
     infos = [describe(v) for v in values.values()]
     kernel = runnable_kernel(program, out or _default_out(infos, program))
-    result = kernel(values, result_library(list(values.values())))
+    with allowing(allow_dense_work):
+        result = kernel(values, result_library(list(values.values())))
     return _with_result_fill(program, values, result) if has_fill(program) else result
 
 

@@ -92,12 +92,14 @@ class LazyArray:
         program, values = canonical(self)
         return evaluate(program, {**values, **inputs})
 
-    def compute(self, out: str | None = None):
+    def compute(self, out: str | None = None, *, allow_dense_work: bool = False):
         """Run the program as one compiled kernel; ``out`` names the result format ("csr",
         "csc", "coo", "dcsr", "dense"; default: dense when the result is dense-valued — a
-        reduction, ``A @ x``, ``A + 1`` — else the first sparse input's format)."""
+        reduction, ``A @ x``, ``A + 1`` — else the first sparse input's format).
+        ``allow_dense_work``: run a plan that visits a product of extents while its inputs
+        and output are sparse, whatever the size (``sf.jit``'s keyword)."""
         from sparsefold.jit import compute
-        return compute(self, out)
+        return compute(self, out, allow_dense_work=allow_dense_work)
 
     def __array__(self, dtype=None, copy=None):
         out = self.interpret()
