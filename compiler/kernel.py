@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from sparsefold.compiler import threads
+from sparsefold.compiler.background import evaluate as evaluate_background
 from sparsefold.compiler.bounds import MapChecked, rows_first
 from sparsefold.compiler.cost import stage_cost
 from sparsefold.compiler.emit import render_module
@@ -332,7 +333,8 @@ class StageKernel:
         outputs.update(scratch)
         argv = [self._arg(a, prepared, outputs, env) for a in run.params]
         result = module.run(*argv)
-        return self._finish(result, outputs, out_shape, out_index, library, env)
+        dense_inputs = {name: arrs["dense"] for name, arrs in prepared.items() if "dense" in arrs}
+        return self._finish(result, outputs, out_shape, out_index, library, env, dense_inputs)
 
     def bind(self, values, env: dict[str, int] | None = None) -> dict[str, int]:
         """Sizes from the inputs' shapes (extending ``env``, the sizes an earlier stage
@@ -455,17 +457,22 @@ class StageKernel:
             return outputs[a.source[1]]
         raise InternalError(f"unknown kernel parameter source {a.source}")
 
-    def _finish(self, result, outputs, shape, out_index, library, env):
+    def _finish(self, result, outputs, shape, out_index, library, env, dense_inputs=None):
         a = self.plan.assembly
         if a in ("dense", "accumulate"):
             asm = self._assemblers.get(out_index) or self._assembler(out_index)
             dense = asm.dense_view(outputs["val"])
             if "cnt" in outputs:  # cells that also cover implicit zeros meet a 0
                 (extent,) = self._extent_fn(env)  # this call's sizes: kernels are shared
-                # (or, of a dense-valued argument, its constant outside what was visited)
+                # (or, of a dense-valued argument, its value outside what was visited: a
+                # constant, or a node over located operands giving one value per cell)
                 background = self.reduction.background
-                combine_background(self.reduction.monoid, dense,
-                                   extent - asm.dense_view(outputs["cnt"]),
+                unvisited = extent - asm.dense_view(outputs["cnt"])
+                if isinstance(background, Node):
+                    background = evaluate_background(
+                        background, self.reduction, dense_inputs, env, dense.shape) \
+                        if np.any(unvisited > 0) else np.zeros((), dense.dtype)
+                combine_background(self.reduction.monoid, dense, unvisited,
                                    np.zeros((), dense.dtype) if background is None
                                    else background)
             return from_dense(dense, self.fmt, library)
@@ -550,6 +557,8 @@ def combine_background(monoid, out: np.ndarray, unvisited: np.ndarray, value) ->
     missing = unvisited > 0  # only there: a NaN background times 0 cells is no NaN
     if not missing.any():
         return
+    if v.ndim:  # one value per cell (background.py)
+        v = np.broadcast_to(v, out.shape)[missing]
     with np.errstate(all="ignore"):
         if name == "sum":
             out[missing] += (v * unvisited[missing]).astype(out.dtype, copy=False)

@@ -56,8 +56,9 @@ class Lattice:
     points: tuple[frozenset[int], ...]
     finite: tuple[Input, ...] = ()   # inputs whose finiteness the lattice relies on
     partitioned: bool = False        # see :func:`partitioned`
-    # of a universe whose value outside a region of the operands is one constant (``A +
-    # 1``: the points of ``A``, and 1): that region's points and the constant
+    # of a universe whose value outside a region of the operands is known (``A + 1``: the
+    # points of ``A``, and 1): that region's points and the value there — a constant, or a
+    # node over the located operands alone (``(A - m)**2`` with ``m`` dense: ``(0 - m)**2``)
     region: tuple[frozenset[int], ...] = ()
     outside: object = None
 
@@ -99,13 +100,34 @@ def _zero_at(node: Map, zero_positions: set[int]) -> bool:
 
 def _implicit(node: Node, args: list) -> object:
     """``node``'s value outside its region (``args``: its arguments' there; None for a
-    located argument that is not a literal), by the function's NumPy meaning — what the
-    interpreter computes there; None when it varies."""
-    if any(v is None and not isinstance(a, Literal) for a, v in zip(node.args, args)):
-        return None
-    vals = [a.typed_value() if isinstance(a, Literal) else v for a, v in zip(node.args, args)]
-    with np.errstate(all="ignore"):
-        return np.asarray(node.fn.impl(*vals)).astype(node.dtype)[()]
+    located argument), by the function's NumPy meaning — what the interpreter computes
+    there: a constant when every argument's is one, else a node over the located
+    operands (the sparse arguments replaced by their values outside; a ``where`` whose
+    condition is constant reads its branch)."""
+    if not any(isinstance(v, Node) or (v is None and not isinstance(a, Literal))
+               for a, v in zip(node.args, args)):
+        vals = [a.typed_value() if isinstance(a, Literal) else v
+                for a, v in zip(node.args, args)]
+        with np.errstate(all="ignore"):
+            return np.asarray(node.fn.impl(*vals)).astype(node.dtype)[()]
+    parts: list[Node] = []
+    for a, v in zip(node.args, args):
+        if isinstance(v, Node):
+            parts.append(v)
+        elif v is None:
+            parts.append(a)  # located: itself
+        else:
+            parts.append(Literal(np.asarray(v, a.dtype)[()]))
+    if node.fn.name == "where" and isinstance(parts[0], Literal):
+        return _outside_of(parts[1] if bool(parts[0].value) else parts[2], node)
+    return Map(node.fn, tuple(parts))
+
+
+def _outside_of(branch: Node, node: Node) -> object:
+    """A ``where`` branch as ``node``'s outside value (its dtype; a literal as a constant)."""
+    if isinstance(branch, Literal):
+        return np.asarray(branch.typed_value()).astype(node.dtype)[()]
+    return branch if branch.dtype == node.dtype else None
 
 
 def _meets_nonfinite(node: Map, values: list, annihilating: list[int]) -> bool:
@@ -116,6 +138,8 @@ def _meets_nonfinite(node: Map, values: list, annihilating: list[int]) -> bool:
         if d in annihilating:
             continue
         v = a.value if isinstance(a, Literal) else values[d]
+        if isinstance(v, Node):  # a located expression: its inputs are checked at run time
+            continue
         if v is not None and np.asarray(v).dtype.kind in "fc" and \
                 not bool(np.all(np.isfinite(v))):
             return True
@@ -123,7 +147,7 @@ def _meets_nonfinite(node: Map, values: list, annihilating: list[int]) -> bool:
 
 
 def _is_zero(v) -> bool:
-    return v is not None and bool(np.asarray(v) == 0)
+    return v is not None and not isinstance(v, Node) and bool(np.asarray(v) == 0)
 
 
 def build(root: Node, operands: dict[Node, int], *, exact: bool = False) -> Lattice:

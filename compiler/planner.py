@@ -25,6 +25,7 @@ from dataclasses import replace
 from itertools import permutations
 
 from sparsefold.compiler import contract
+from sparsefold.compiler.background import per_cell
 from sparsefold.compiler.coo_rows import coo_run_leaf
 from sparsefold.compiler.lattice import Lattice
 from sparsefold.compiler.lattice import build as build_lattice
@@ -468,11 +469,13 @@ def _plan_elementwise(root: Node, space_node: Node, fmt: Format, exact: bool,
     numbering = {o.node: n for n, o in enumerate(operands)}
     lattice = build_lattice(root, numbering, exact=exact)
     ndim = root.ndim
-    if reduction is not None and lattice.region and reduction.monoid in _BACKGROUND_MONOIDS:
-        # a reduction of a dense-valued argument (``sum(A + 1)``): visit only the region
-        # where it is not one constant (the lattice's), and combine that constant once per
-        # unvisited coordinate after the kernel (``kernel.combine_background``). Not rows x
-        # columns steps.
+    if reduction is not None and lattice.region and reduction.monoid in _BACKGROUND_MONOIDS \
+            and (not isinstance(lattice.outside, Node) or per_cell(lattice.outside, reduction)):
+        # a reduction of a dense-valued argument (``sum(A + 1)``, ``var(A, axis=1)``): visit
+        # only the region where no sparse operand is implicit (the lattice's), and combine
+        # the value outside it — a constant, or one per output cell (background.py) — once
+        # per unvisited coordinate after the kernel (``kernel.combine_background``). Not
+        # rows x columns steps.
         reduction = replace(reduction, background=lattice.outside)
         lattice = Lattice(lattice.region, lattice.finite)
     _stage_unlocatable_lines(operands, lattice, ndim)

@@ -10,7 +10,8 @@ dtypes and rounding are NumPy's:
   complex), their sum divided by ``max(count - correction, 0)``; ``std`` its square root;
 * ``argmax``/``argmin``: the smallest coordinate (an :class:`Iota`) where the array equals
   its maximum — or is NaN, since a NaN is the maximum NumPy reports, at its first
-  occurrence;
+  occurrence — found as the first nonzero hit or the first zero (``_arg``: each reduction
+  then reads a constant wherever the array is zero, so a sparse array's is O(nnz));
 * ``nansum``/``nanprod``: NaNs replaced by the identity; ``nanmax``/``nanmin``: NaNs
   replaced by -inf/+inf and an all-NaN slice NaN again; ``nanmean``/``nanvar``/``nanstd``:
   counts of the non-NaN elements;
@@ -27,6 +28,7 @@ from sparsefold.spec.errors import IllFormedProgram
 from sparsefold.spec.functions import cast_function, check_dtype, get_function
 from sparsefold.spec.ir import Node, normalize_axis
 from sparsefold.spec.ops_axes import BroadcastTo, ExpandDims
+from sparsefold.spec.ops_index import Pad, Slice
 
 __all__ = ["reduce_axes", "keep_dims", "mean", "var", "std", "argmax", "argmin", "nansum",
            "nanprod", "nanmax", "nanmin", "nanmean", "nanvar", "nanstd", "count_nonzero",
@@ -143,13 +145,37 @@ def _flat(x: Node, axis):
     return x, normalize_axis(axis, x.ndim, what="argmax/argmin axis")
 
 
+def _first(cond: Node, a: int) -> Node:
+    """The smallest coordinate along ``a`` where ``cond`` holds, else the axis length."""
+    return Reduce(_fn("where", cond, Iota(cond.shape, a), SizeOf(cond.shape[a])), (a,), "min")
+
+
 def _arg(which: str, x: Node, axis, keepdims: bool) -> Node:
+    """The first coordinate of the extreme ``which`` (of the first NaN, if any), as NumPy.
+
+    Written so that each reduction's argument is a constant (the axis length) wherever
+    ``x`` is zero, which a sparse ``x`` mostly is: the first *nonzero* hit (an element
+    equal to the extreme, or NaN), and the first zero — coordinate 0 if ``x[0] == 0``,
+    else the ``j`` with ``x[j - 1] != 0 == x[j]``. The extreme is 0 exactly when a zero
+    is the answer (then no nonzero element equals it and none is NaN)."""
     flat, a = _flat(x, axis)
-    best = keep_dims(Reduce(flat, (a,), which), (a,), True)
-    hit = _fn("logical_or", _fn("equal", flat, BroadcastTo(best, flat.shape)),
-              _fn("isnan", flat))
-    where = _fn("where", hit, Iota(flat.shape, a), SizeOf(flat.shape[a]))
-    out: Node = Reduce(where, (a,), "min")
+    extreme = Reduce(flat, (a,), which)
+    best = BroadcastTo(keep_dims(extreme, (a,), True), flat.shape)
+    nonzero = _fn("not_equal", flat, Literal(0))
+    hit = _fn("logical_and", nonzero,
+              _fn("logical_or", _fn("equal", flat, best), _fn("isnan", flat)))
+    keep = [(None, None, None)] * flat.ndim
+    keep[a] = (None, -1, None)
+    widths = [(sz.Const(0), sz.Const(0))] * flat.ndim
+    widths[a] = (sz.Const(1), sz.Const(0))
+    # x[j - 1] != 0 along a (False before the first element: a padding that stores nothing)
+    before = Pad(Slice(nonzero, tuple(keep)), tuple(widths), False)
+    zero_after_nonzero = _fn("logical_and", before, _fn("logical_not", nonzero))
+    head = list(keep)
+    head[a] = (0, 1, None)
+    starts_zero = Reduce(_fn("equal", Slice(flat, tuple(head)), Literal(0)), (a,), "any")
+    first_zero = _fn("where", starts_zero, Literal(0), _first(zero_after_nonzero, a))
+    out: Node = _fn("where", _fn("equal", extreme, Literal(0)), first_zero, _first(hit, a))
     if keepdims:
         out = ExpandDims(out, a) if axis is not None else BroadcastTo(out, (1,) * x.ndim)
     return out

@@ -12,6 +12,7 @@ import pytest
 import scipy.sparse as sp
 
 import sparsefold as sf
+from sparsefold.compiler.cost import DenseWork
 
 PROGRAMS = {
     "sum(a+1,1)": lambda a, b: sf.sum(a + 1, axis=1),
@@ -82,13 +83,42 @@ def test_a_trillion_columns():
     assert int(sf.jit(lambda x: sf.sum(x == 0))(a)) == 3 * n - 3
 
 
-def test_a_dense_argument_keeps_every_coordinate():
-    # A + x[None, :] is not one constant where A stores nothing: the plan visits every
-    # coordinate (correct, O(rows x columns))
+def test_a_dense_argument_varying_along_the_reduced_axis_is_dense_work():
+    # A + x[None, :] varies along the reduced axis where A stores nothing: the plan visits
+    # every coordinate (correct, O(rows x columns)), which its cost bound states as dense
+    # work — refused (here at any size: tests/conftest.py) unless allowed
     a = sp.random_array((30, 20), density=0.2, format="csr", rng=6)
     x = np.arange(20.0)
-    got = np.asarray(sf.jit(lambda p, q: sf.sum(p + q[None, :], axis=1))(a, x))
+    fn = sf.jit(lambda p, q: sf.sum(p + q[None, :], axis=1))
+    assert fn.kernel_for(a, x).cost.dense_work
+    with pytest.raises(DenseWork, match="allow_dense_work=True"):
+        fn(a, x)
+    allowed = sf.jit(lambda p, q: sf.sum(p + q[None, :], axis=1), allow_dense_work=True)
+    got = np.asarray(allowed(a, x))
     np.testing.assert_allclose(got, (a.toarray() + x[None, :]).sum(axis=1), rtol=1e-12)
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
+@pytest.mark.parametrize("name", ["var0", "var1", "std1", "nanvar0", "var_all", "argmax0",
+                                  "argmax1", "argmin0", "argmin1", "argmax_all"])
+def test_statistics_visit_stored_entries_only(name, fmt):
+    # var/std: the squared deviation where A stores nothing is (0 - mean)**2, one value per
+    # output cell (compiler/background.py); argmax/argmin read a constant where A is zero
+    # (spec/reductions.py): every stage's bound is O(nnz + cells), no dense work
+    fn = {"var0": lambda p: sf.var(p, axis=0), "var1": lambda p: sf.var(p, axis=1),
+          "std1": lambda p: sf.std(p, axis=1, correction=1),
+          "nanvar0": lambda p: sf.nanvar(p, axis=0), "var_all": lambda p: sf.var(p),
+          "argmax0": lambda p: sf.argmax(p, axis=0), "argmax1": lambda p: sf.argmax(p, axis=1),
+          "argmin0": lambda p: sf.argmin(p, axis=0), "argmin1": lambda p: sf.argmin(p, axis=1),
+          "argmax_all": lambda p: sf.argmax(p)}[name]
+    rng = np.random.default_rng(len(name))
+    a = sp.random_array((9, 7), density=0.3, format=fmt, rng=rng)
+    a.data[:] = rng.integers(-3, 4, a.data.shape)  # zeros stored, ties, negative maxima
+    jf = sf.jit(fn)
+    assert not jf.kernel_for(a).cost.dense_work, str(jf.kernel_for(a).cost)
+    got, expected = np.asarray(jf(a)), fn(sf.asarray(a)).interpret()
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+    assert got.dtype == expected.dtype
 
 
 def test_a_nan_background_reaches_only_cells_with_unvisited_coordinates():
