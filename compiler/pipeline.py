@@ -302,7 +302,7 @@ class Kernel:
             stored = sum(int(sparse_levels(values[i.name], i, i.name)["val"].shape[0])
                          for i in stage.inputs if not i.format.is_dense)
             return stage.takes_sorted_workspace(stage.bind(values), stored)
-        return "\n".join(self.cost_lines()) + "\n\n" + \
+        return "\n".join(self.cost_lines()) + "\n" + \
             "\n\n".join(self.sources(dtypes, out_index, unit, sorted_rows))
 
     def sources(self, index_dtypes_of, out_index: str = "int32", unit_of=None,
