@@ -225,8 +225,8 @@ class LazyArray:
     def argmin(self, axis=None, out=None, *, keepdims=False):
         return _r().argmin(self, axis=axis, keepdims=keepdims, out=out)
 
-    def count_nonzero(self, axis=None):
-        return _r().count_nonzero(self, axis=axis)
+    def count_nonzero(self, axis=None, *, keepdims=False):
+        return _r().count_nonzero(self, axis=axis, keepdims=keepdims)
 
     # --- operators (NumPy broadcasting and promotion) -------------------------------------
     def __add__(self, o): return _f().add(self, o)

@@ -56,15 +56,22 @@ __all__ = ["run", "FuzzReport", "OUTCOMES", "make_case", "run_case", "replay", "
            "MUTATIONS", "add_parser", "main"]
 
 OUTCOMES = ("error", "correct", "unread", "trusted", "failure", "crash", "hang")
+# outcomes that fail a run (the last two: random programs, ``--programs``)
+FAILING = ("failure", "crash", "hang", "dense-work", "superlinear")
 _STARTUP_TIMEOUT_S = 300.0  # a worker silent this long before its first case is stuck
 
 
 # --- the worker: runs cases, reporting each before it starts ------------------------------
 
 def _worker(seed: int, indices: range, full: bool, progress: Path, deadline: float | None,
-            inject: dict[int, str], only: dict) -> int:
+            inject: dict[int, str], only: dict, cases: Path | None = None,
+            scale: bool = True) -> int:
     import faulthandler
     faulthandler.enable()  # a crash leaves its Python stack on stderr for the report
+    programs = None
+    if cases is not None:  # random programs (program_fuzz), pickled by the driver
+        import pickle
+        programs = pickle.loads(cases.read_bytes())
     with open(progress, "a", buffering=1) as log:
         for index in indices:
             if deadline is not None and time.time() > deadline:
@@ -77,9 +84,14 @@ def _worker(seed: int, indices: range, full: bool, progress: Path, deadline: flo
             if inject.get(index) == "hang":
                 time.sleep(3600)
             try:
-                case = make_case(seed, index, full, **only)
-                log.write(json.dumps({"case": case.describe()}) + "\n")
-                result = run_case(case)
+                if programs is not None:
+                    from sparsefold.verify import program_fuzz
+                    log.write(json.dumps({"case": programs[index].describe()}) + "\n")
+                    result = program_fuzz.run_case(programs[index], scale=scale)
+                else:
+                    case = make_case(seed, index, full, **only)
+                    log.write(json.dumps({"case": case.describe()}) + "\n")
+                    result = run_case(case)
             except Exception as exc:  # noqa: BLE001 - a harness error is a failure too
                 desc = {"index": index, "seed": seed, "mutation": "?", "group": "?",
                         "program": "?", "family": "?", "format": "?", "out": "?"}
@@ -103,10 +115,11 @@ class FuzzReport:
     results: list[CaseResult] = field(default_factory=list)
     seconds: float = 0.0
     restarts: int = 0
+    programs: list | None = field(default=None, repr=False)  # run_programs' cases
 
     @property
     def failures(self) -> list[CaseResult]:
-        return [r for r in self.results if r.outcome in ("failure", "crash", "hang")]
+        return [r for r in self.results if r.outcome in FAILING]
 
     @property
     def crashes(self) -> list[CaseResult]:
@@ -176,7 +189,7 @@ class _Job:
         self.launches = 0
 
     def launch(self, seed: int, full: bool, deadline: float | None, inject: dict,
-               only: dict) -> None:
+               only: dict, extra: tuple[str, ...] = ()) -> None:
         self.launches += 1
         tag = f"w{self.slot}-{self.launches}"
         self.progress = self.tmp / f"{tag}.jsonl"
@@ -193,7 +206,8 @@ class _Job:
             cmd += ["--inject", ",".join(f"{k}={v}" for k, v in sorted(inject.items()))]
         for key, names in only.items():
             if names:
-                cmd += [f"--{key}", ",".join(names)]
+                cmd += [f"--{_FLAGS.get(key, key)}", ",".join(names)]
+        cmd += list(extra)
         self.stderr = open(self.stderr_path, "w")
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=self.stderr,
                                      env=dict(os.environ, PYTHONFAULTHANDLER="1"))
@@ -241,15 +255,19 @@ class _Job:
 def run(iterations: int, seed: int = 0, *, full: bool = False, jobs: int | None = None,
         time_budget: float | None = None, case_timeout: float = 300.0,
         mutations: tuple[str, ...] | None = None, formats: tuple[str, ...] | None = None,
-        programs: tuple[str, ...] | None = None, inject: dict[int, str] | None = None
-        ) -> FuzzReport:
+        programs: tuple[str, ...] | None = None, inject: dict[int, str] | None = None,
+        cases: Path | None = None, scale: bool = True) -> FuzzReport:
     """Run cases ``0 .. iterations-1`` of ``seed`` in worker subprocesses (``jobs`` at a
     time, default: up to 2 per CPU count); a worker that dies mid-case is recorded as a
     ``crash`` of that case and restarted after it; one silent for ``case_timeout`` seconds
     (a kernel build counts) is killed and its case recorded as a ``hang``. No new case
     starts after ``time_budget`` seconds. ``mutations`` / ``formats`` / ``programs``
     restrict the cases (a targeted run). ``inject`` maps case indices to "crash"/"hang"
-    (testing the detector itself)."""
+    (testing the detector itself). ``cases``: a pickled list of
+    ``program_fuzz.ProgramCase`` run instead of the malformed-input cases (``scale``: with
+    their scale check); see :func:`run_programs`."""
+    extra = () if cases is None else ("--cases", str(cases)) + (() if scale
+                                                                 else ("--no-scale",))
     jobs = max(1, min(jobs or min(2, os.cpu_count() or 1), iterations or 1))
     only = {"mutations": tuple(mutations) if mutations else None,
             "formats": tuple(formats) if formats else None,
@@ -261,7 +279,7 @@ def run(iterations: int, seed: int = 0, *, full: bool = False, jobs: int | None 
         slots = [_Job(range(w, iterations, jobs), Path(tmp), w) for w in range(jobs)]
         for job in slots:
             if job.todo:
-                job.launch(seed, full, deadline, inject or {}, only)
+                job.launch(seed, full, deadline, inject or {}, only, extra)
         while any(j.proc is not None for j in slots):
             time.sleep(0.05)
             for job in slots:
@@ -298,7 +316,7 @@ def run(iterations: int, seed: int = 0, *, full: bool = False, jobs: int | None 
                 job.proc = None
                 if job.todo and (deadline is None or time.time() < deadline):
                     report.restarts += 1
-                    job.launch(seed, full, deadline, inject or {}, only)
+                    job.launch(seed, full, deadline, inject or {}, only, extra)
     report.results.sort(key=lambda r: r.index)
     report.seconds = time.time() - start
     return report
@@ -320,12 +338,23 @@ def _options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", type=Path, default=None, help="write every result here")
     p.add_argument("--mutations", default=None, help="only these mutations (comma list)")
     p.add_argument("--formats", default=None, help="only these input formats (comma list)")
-    p.add_argument("--programs", default=None, help="only these programs (comma list)")
+    p.add_argument("--programs", type=int, default=None, metavar="N",
+                   help="fuzz N random programs over the whole language instead "
+                   "(compiled against the interpreter, checked for dense work and "
+                   "superlinear time; verify/program_fuzz.py)")
+    p.add_argument("--no-scale", action="store_true",
+                   help="with --programs: skip the scale (linear work) check")
+    p.add_argument("--depth", type=int, default=5, help="with --programs: at most this "
+                   "many rows per program")
+    p.add_argument("--only-programs", default=None,
+                   help="only these programs of the malformed-input catalogue (comma list)")
     p.add_argument("--replay", default=None, metavar="SEED:INDEX",
                    help="run one case in this process and describe it")
 
 
 def _run_cli(args: argparse.Namespace) -> int:
+    if args.programs is not None:
+        return _run_programs_cli(args)
     if args.replay:
         seed, index = (int(x) for x in args.replay.split(":"))
         result = replay(seed, index, args.full, **_only(args))
@@ -341,7 +370,47 @@ def _run_cli(args: argparse.Namespace) -> int:
 def _only(args: argparse.Namespace) -> dict:
     return {k: tuple(v.split(",")) if v else None
             for k, v in (("mutations", args.mutations), ("formats", args.formats),
-                         ("programs", args.programs))}
+                         ("programs", args.only_programs))}
+
+
+_FLAGS = {"programs": "only-programs"}  # run()'s keyword -> its command-line flag
+
+
+def run_programs(count: int, seed: int = 0, *, jobs: int | None = None,
+                 time_budget: float | None = None, case_timeout: float = 300.0,
+                 scale: bool = True, max_depth: int = 5) -> FuzzReport:
+    """``count`` random programs of ``seed`` (``program_fuzz.generate``) in worker
+    subprocesses, each judged by ``program_fuzz.check``."""
+    import pickle
+
+    from sparsefold.verify import program_fuzz
+    programs = program_fuzz.generate(seed, count, max_depth=max_depth)
+    with tempfile.TemporaryDirectory(prefix="sparsefold-programs-") as tmp:
+        path = Path(tmp) / "cases.pickle"
+        path.write_bytes(pickle.dumps(programs))
+        report = run(len(programs), seed, jobs=jobs, time_budget=time_budget,
+                     case_timeout=case_timeout, cases=path, scale=scale)
+    report.programs = programs
+    return report
+
+
+def _run_programs_cli(args: argparse.Namespace) -> int:
+    from sparsefold.verify import program_fuzz
+    if args.replay:
+        seed, index = (int(x) for x in args.replay.split(":"))
+        case = program_fuzz.generate(seed, max(args.programs, index + 1),
+                                     max_depth=args.depth)[index]
+        print(case.source, "out =", case.out)
+        result = program_fuzz.run_case(case, scale=not args.no_scale)
+        print(result.outcome, result.detail)
+        return 0 if result.outcome in ("correct", "rejected", "unsupported") else 1
+    report = run_programs(args.programs, args.seed, jobs=args.jobs,
+                          time_budget=args.time_budget, case_timeout=args.case_timeout,
+                          scale=not args.no_scale, max_depth=args.depth)
+    print(program_fuzz.summary(report, args))
+    if args.json:
+        args.json.write_text(json.dumps(report.to_json(), indent=1))
+    return 0 if report.ok else 1
 
 
 def add_parser(subparsers) -> None:
@@ -362,12 +431,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--progress", type=Path, default=None, help=argparse.SUPPRESS)
     p.add_argument("--deadline", type=float, default=None, help=argparse.SUPPRESS)
     p.add_argument("--inject", default="", help=argparse.SUPPRESS)
+    p.add_argument("--cases", type=Path, default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
         start, stop, step = (int(x) for x in args.range.split(":"))
         inject = {int(k): v for k, v in (x.split("=") for x in args.inject.split(",") if x)}
         return _worker(args.seed, range(start, stop, step), args.full, args.progress,
-                       args.deadline, inject, _only(args))
+                       args.deadline, inject, _only(args), args.cases, not args.no_scale)
     return _run_cli(args)
 
 

@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from hypothesis import strategies as st
 
 from sparsefold.spec import SHAPE_OPERATORS
@@ -51,6 +52,7 @@ class Limits:
     max_dims: int = 3
     max_side: int = 4
     max_size: int = 192          # elements of any intermediate array
+    # "pydata": a pydata/sparse COO (n-d); "filled": one with a non-zero fill value
     formats: tuple[str, ...] = ("csr", "csc", "coo", "dense")
     dtypes: tuple[str, ...] = ("float64", "float32", "int64", "int32", "bool")
     adversarial: bool = True     # stored zeros, duplicates/unsorted entries, int64 indices
@@ -213,11 +215,14 @@ def _leaf(draw, limits: Limits, shape: tuple | None = None):
         shape = draw(shapes(nd, nd, limits.max_side,
                             min_side=draw(st.sampled_from([2, 0]))))
     shape = tuple(shape)
-    fits = [f for f in limits.formats if format_fits(f, len(shape))]
+    fits = [f for f in limits.formats if format_fits(f, len(shape)) or
+            (f in ("pydata", "filled") and len(shape) >= 1)]
     fmt = draw(st.sampled_from(fits or ["dense"]))
     dtype = draw(st.sampled_from(limits.dtypes))
     if fmt == "dense":
         data = draw(dense_arrays(shape, dtype))
+    elif fmt in ("pydata", "filled"):
+        data = draw(_pydata(shape, dtype, fmt == "filled"))
     else:
         odd = limits.adversarial and draw(st.booleans())
         data = draw(sparse_arrays(
@@ -227,6 +232,22 @@ def _leaf(draw, limits: Limits, shape: tuple | None = None):
             index_dtype="int64" if odd and draw(st.booleans()) else None))
     import sparsefold as sf
     return Term("input", (), {"array": data}, sf.asarray(data))
+
+
+@st.composite
+def _pydata(draw, shape: tuple, dtype: str, filled: bool):
+    """A pydata/sparse COO of ``shape``: stored entries at unique drawn positions; with
+    ``filled``, a non-zero fill value (every other coordinate reads it)."""
+    import sparse
+    coo = draw(sparse_arrays(shape, "coo", dtype, explicit_zeros=draw(st.booleans())))
+    dt = np.dtype(dtype)
+    fill = dt.type(0)
+    if filled:
+        fill = dt.type(True) if dt.kind == "b" else dt.type(draw(st.sampled_from([1, -1, 2])))
+    coords = np.stack([np.asarray(c, dtype=np.int64) for c in coo.coords]) if shape else \
+        np.zeros((0, coo.nnz), dtype=np.int64)
+    return sparse.COO(coords, np.asarray(coo.data, dtype=dt), shape=shape, fill_value=fill,
+                      has_duplicates=False, sorted=True)
 
 
 # --- inner nodes -------------------------------------------------------------------------------
