@@ -35,11 +35,13 @@ import math
 import os
 from dataclasses import dataclass
 
+import numpy as np
 import z3
 
 from sparsefold.compiler.plans import CoiterPlan, ContractPlan, DensePlan, StreamPlan
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.errors import IllFormedProgram
+from sparsefold.spec.ir import Node
 from sparsefold.spec.sizes_z3 import Reading
 
 __all__ = ["Cost", "Monomial", "stage_cost", "DENSE_WORK_LIMIT", "dense_work_limit",
@@ -200,6 +202,11 @@ def stage_cost(plan, program, fmt, inputs) -> Cost:
     elif isinstance(plan, CoiterPlan):
         if plan.lattice.universe:
             terms.append(Monomial(extents=tuple(plan.space)))
+            if plan.reduction is None and _nonzero_outside(plan.lattice.outside):
+                # a dense-valued result stored sparse: every coordinate is an entry of
+                # the output, which the walk writes (its size, not dense work)
+                terms = [Monomial(out=True) if m.extents == tuple(plan.space) else m
+                         for m in terms]
         else:
             terms += _entries(plan.pieces)
             if plan.mode == "row":
@@ -216,6 +223,16 @@ def stage_cost(plan, program, fmt, inputs) -> Cost:
     if reduction is not None and reduction.background is not None:
         terms.append(Monomial(extents=shape))  # the combine per output cell
     return _judged(terms, program, fmt, inputs)
+
+
+def _nonzero_outside(value) -> bool:
+    """The lattice's value outside its region is known and not 0 (every coordinate there
+    is an entry of a sparse result)."""
+    if value is None:
+        return False
+    if isinstance(value, Node):
+        return True
+    return bool(np.asarray(value) != 0)
 
 
 def _judged(terms, program, fmt, inputs) -> Cost:

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from sparsefold.compiler.bounds import check_segment, read_coordinate
 from sparsefold.compiler.loops import BOOL, INT, Assign, Bin, Expr, If, Lit, Load, Not, Var
 from sparsefold.compiler.lowering import Lowering
+from sparsefold.compiler.order import implied_row_guards
 from sparsefold.compiler.streams import StreamPiece
 from sparsefold.compiler.values import Values, index
 from sparsefold.spec import sizes as sz
@@ -281,7 +282,8 @@ class RowCursor:
     row: the entries ``pos[s] .. pos[s+1]`` of row ``s = backward(r)``, inner output
     coordinate as ``key``."""
 
-    def __init__(self, low: Lowering, piece: StreamPiece, tag: str, out_order, values: Values):
+    def __init__(self, low: Lowering, piece: StreamPiece, tag: str, out_order, values: Values,
+                 rows: sz.Expr | None = None):
         self.low, self.piece, self.tag, self.values = low, piece, tag, values
         b = low.b
         leaf = piece.leaf
@@ -298,11 +300,12 @@ class RowCursor:
         self.inner = b.fresh(f"i{c}_{tag}")
         names = sz.in_coords(leaf.ndim)
         self.env = {names[a].name: self.src, names[c].name: self.inner}
-        row_only = {names[a].name}
-        # a guard on the source row alone holds on every row this piece owns, and one of no
-        # coordinate at all is among row_guards (opened per row)
-        self.entry_guards = [g for g in sz.conjuncts(piece.guard)
-                             if not _coordinate_symbols(g) <= row_only]
+        # a guard on the source row alone that a proof shows holds on every row this piece
+        # owns (order.implied_row_guards) is not tested again; every other one is, per entry
+        implied = implied_row_guards(piece, self.row_symbol, rows)
+        per_row = self.row_guards()
+        self.entry_guards = [g for g in sz.conjuncts(piece.guard) if g not in implied and
+                             not (not _coordinate_symbols(g) and g in per_row)]
 
     def row_guards(self) -> list[sz.Expr]:
         """The output guard's conjuncts about the output row alone or about no coordinate

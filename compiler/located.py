@@ -72,7 +72,8 @@ class _Line:
         of ``order[1]``, the workspace's index."""
         b, plan = co.low.b, co.plan
         line = co.cursors[self.line][0]
-        c = RowCursor(co.low, line.piece, f"{line.tag}_ws", order, co.values)
+        c = RowCursor(co.low, line.piece, f"{line.tag}_ws", order, co.values,
+                      rows=plan.space[order[0]])
         repeats, size = index(plan.space[order[0]]), index(plan.space[order[1]])
         b.assign(self.on, Lit("False", BOOL))
         b.assign(self.ptr, Lit("NULL", "int64_t*"))

@@ -107,7 +107,8 @@ class _Coiteration:
             for m, piece in enumerate(operand.pieces):
                 tag = _tag(n) + (str(m) if len(operand.pieces) > 1 else "")
                 if row:
-                    cs.append(RowCursor(self.low, piece, tag, order, self.values))
+                    cs.append(RowCursor(self.low, piece, tag, order, self.values,
+                                        rows=space[order[0]]))
                 else:
                     cs.append(FlatCursor(self.low, piece, tag,
                                          lambda coords: linear_key(coords, space, order),

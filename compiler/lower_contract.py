@@ -25,8 +25,9 @@ import numpy as np
 
 from sparsefold.compiler.bounds import check_segment
 from sparsefold.compiler.loops import INT, Bin, Call, Expr, Lit, Load, Not, Param, Var, cast
-from sparsefold.compiler.lower_stream import coordinate_symbols, row_guards
+from sparsefold.compiler.lower_stream import row_guards
 from sparsefold.compiler.lowering import Lowering
+from sparsefold.compiler.order import implied_row_guards
 from sparsefold.compiler.outputs import AppendOut, DenseOut
 from sparsefold.compiler.parallel import THREAD_ID
 from sparsefold.compiler.plans import ContractPlan, Operand
@@ -55,6 +56,10 @@ def _team(low: Lowering) -> Var:
 def contract_sizes(plan: ContractPlan):
     """(rows, columns) of the product as size expressions: driver rows × located columns."""
     return plan.driver.node.shape[0], plan.located.node.shape[1]
+
+
+def _sizes(g: sz.Expr) -> set[str]:
+    return {s for s in sz.free_symbols(g) if not s.startswith("_")}
 
 
 class _Rows:
@@ -102,8 +107,11 @@ class _Rows:
             src, q, inner = b.fresh(f"s_{tag}"), b.fresh(f"q_{tag}"), b.fresh(f"i_{tag}")
             b.assign(src, index(piece.backward[a], env_row))
             env = {sz.in_coord(a).name: src, sz.in_coord(c).name: inner}
-            guards = [g for g in sz.conjuncts(piece.guard)
-                      if not coordinate_symbols(g) <= {sz.in_coord(a).name}]
+            implied = implied_row_guards(piece, sz.out_coord(0).name,
+                                         self.operand.node.shape[0])
+            per_row = row_guards(piece, sz.out_coord(0).name)  # (opened above)
+            guards = [g for g in sz.conjuncts(piece.guard) if g not in implied and
+                      not (not sz.free_symbols(g) - _sizes(g) and g in per_row)]
             start, end = Load(arrays.pos[1], src), Load(arrays.pos[1], src + 1)
             bad = None
             if not self.checked:  # the row checked in one pass, skipped when bad

@@ -43,6 +43,7 @@ from sparsefold.compiler.loops import (
     cast,
 )
 from sparsefold.compiler.lowering import Lowering
+from sparsefold.compiler.order import implied_row_guards
 from sparsefold.compiler.outputs import AppendOut, Assembler, DenseOut, ScatterOut
 from sparsefold.compiler.row_blocks import blocked_rows, blocks_apply, row_local
 from sparsefold.compiler.streams import StreamPiece
@@ -437,7 +438,8 @@ def lower_rows(low: Lowering, pieces: tuple[StreamPiece, ...], out_order, out_sh
         with b.loop(r, 0, rows):
             for n, piece in enumerate(pieces):
                 with b.block(f"piece {n}: row of {piece.leaf.name} ({piece.leaf.format})"):
-                    _row_piece(low, piece, out_order, r, row, asm, values, runs.get(n))
+                    _row_piece(low, piece, out_order, r, row, asm, values, runs.get(n),
+                               out_shape[out_order[0]])
             asm.end_row(low, r)
     for run in runs.values():  # (count and scatter checked every row coordinate)
         run.close(low)
@@ -494,22 +496,27 @@ def _parallel_rows(low, pieces, out_order, out_shape, asm: AppendOut, values, r,
             b.assign(asm.n, Load(pos, r2))
             for n, piece in enumerate(pieces):
                 with b.block(f"piece {n}: row of {piece.leaf.name} ({piece.leaf.format})"):
-                    _row_piece(low, piece, out_order, r2, row, asm, values)
+                    _row_piece(low, piece, out_order, r2, row, asm, values,
+                               rows=out_shape[out_order[0]])
     asm.n = whole
     b.assign(whole, Load(pos, rows))
 
 
-def _row_piece(low, piece, out_order, r, row, asm, values, run: CooRun | None = None) -> None:
+def _row_piece(low, piece, out_order, r, row, asm, values, run: CooRun | None = None,
+               rows: sz.Expr | None = None) -> None:
     b, leaf = low.b, piece.leaf
     arrays = low.leaf(leaf)
     loops = _Loops()
     src = _source_row(low, piece, row, r, loops)
     a, c = leaf.format.mode_order
     nest = _LoopNest(low, piece)
-    # forward guards on the source row alone hold by construction here: the row was read
-    # back through the backward map from an output row this piece owns (and a guard of no
-    # coordinate is one of its row guards, opened by _source_row)
-    nest.guards = [g for g in nest.guards if not coordinate_symbols(g) <= {sz.in_coord(a).name}]
+    # forward guards on the source row alone that a proof shows hold on every row read back
+    # from an output row this piece owns (order.implied_row_guards) are not tested again
+    # (and one of no coordinate among the row guards _source_row opened is tested there)
+    implied = implied_row_guards(piece, row, rows)
+    per_row = row_guards(piece, row)
+    nest.guards = [g for g in nest.guards if g not in implied and
+                   not (not coordinate_symbols(g) and g in per_row)]
     nest.bind(sz.in_coord(a).name, src)
     if run is not None:
         start, end = run.row(low, src)
@@ -519,6 +526,7 @@ def _row_piece(low, piece, out_order, r, row, asm, values, run: CooRun | None = 
     if shift is not None:
         _segment_copy(low, leaf, arrays, asm, start, end, shift)
         loops.close()
+        _close(nest)
         return
     q, coord = b.fresh("q1"), b.fresh(f"i{c}")
     bad = check_segment(b, low.sites, leaf, 1, arrays.crd[1], start, end)
@@ -533,6 +541,14 @@ def _row_piece(low, piece, out_order, r, row, asm, values, run: CooRun | None = 
         v = values.map_with(layer.node, {layer.driver: v}, coords)
     asm.emit(low, tuple(nest.coord_vars), v)
     loops.close()
+    _close(nest)
+
+
+def _close(nest: _LoopNest) -> None:
+    """Close the guards the nest opened outside its loops (innermost first)."""
+    for cm in reversed(nest.opened):
+        cm.__exit__(None, None, None)
+    nest.opened = []
 
 
 def lower_row_count(low: Lowering, pieces: tuple[StreamPiece, ...], out_order,

@@ -31,7 +31,8 @@ from sparsefold.spec import sizes as sz
 from sparsefold.spec.order import Entry, arrives_in_order
 from sparsefold.spec.sizes_z3 import Reading
 
-__all__ = ["stream_is_ordered", "stream_is_row_ordered", "prune_guards", "RLIMIT",
+__all__ = ["stream_is_ordered", "stream_is_row_ordered", "prune_guards", "implied_row_guards",
+           "RLIMIT",
            "OrderQuery", "recording", "decide_order"]
 
 RLIMIT = 2_000_000  # deterministic resource limit per query (not a wall-clock timeout)
@@ -165,3 +166,41 @@ def prune_guards(pieces: tuple[StreamPiece, ...]) -> tuple[StreamPiece, ...]:
     """Drop guard conjuncts a proof shows always hold on the leaf's domain (e.g. the
     ``i < n`` of a slice that keeps a whole axis), so loops test only what filters."""
     return tuple(_prune(p) for p in pieces)
+
+
+@functools.lru_cache(maxsize=4096)
+def implied_row_guards(piece: StreamPiece, row: str, rows: sz.Expr | None = None
+                       ) -> tuple[sz.Expr, ...]:
+    """The conjuncts of ``piece.guard`` on its leaf's outer coordinate alone that a Z3 proof
+    shows hold on every source row a row-driven loop reads: output row ``row`` in ``[0,
+    rows)`` (``rows`` None: unbounded above) where the piece's row guards hold, read back
+    through its backward map. A row-driven lowering may leave exactly these untested; every
+    other conjunct it tests. (``stack([a, b])[1]`` gives ``a``'s piece the guard false, which
+    no output row implies: dropping it as "true on the source row" computed ``a + b``.)"""
+    a = piece.leaf.format.mode_order[0]
+    source = sz.in_coord(a).name
+    row_sym = sz.Sym(row)
+    owned = [g for g in sz.conjuncts(piece.out_guard) if _coords(g) <= {row}]
+    back = piece.backward[a]
+    if not _coords(back) <= {row}:
+        return ()
+    rd = _reading()
+    assumptions = [rd.int(row_sym) >= 0] + [rd.int(g) != 0 for g in owned]
+    if rows is not None:
+        assumptions.append(rd.int(row_sym) < rd.int(rows))
+    implied = []
+    for g in sz.conjuncts(piece.guard):
+        if not _coords(g) or not _coords(g) <= {source}:
+            continue
+        claim = sz.substitute(g, {source: back})
+        solver = z3.Solver(ctx=rd.ctx)
+        solver.set("rlimit", RLIMIT)
+        solver.add(*assumptions, rd.int(claim) == 0)
+        solver.add(*[v >= 0 for name, v in rd.vars.items() if not name.startswith("_")])
+        if solver.check() == z3.unsat:
+            implied.append(g)
+    return tuple(implied)
+
+
+def _coords(e: sz.Expr) -> set[str]:
+    return {s for s in sz.free_symbols(e) if s.startswith("_")}

@@ -109,7 +109,7 @@ def test_show_prints_every_strategy(capsys):
             (lambda x, y: x @ y.T, (a, a), "contraction"),
             (lambda x, y: x - x.T, (sq, sq), "Stage: computes temporary tmp0")]:
         text = sf.show(fn, *args, out="csr")
-        assert text.startswith("# cython:") and "def run(" in text
+        assert text.startswith("# cost of ") and "\n# cython:" in text and "def run(" in text
         assert strategy in text, strategy
     assert "def run(" in capsys.readouterr().out
 

@@ -1,3 +1,6 @@
+# cost of tmp0: O(nnz(a0))
+# cost of result: O(nnz(tmp0) + nnz(a0) + n0)
+# cost in all: O(nnz(tmp0) + nnz(a0) + n0)
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: stream -> csr

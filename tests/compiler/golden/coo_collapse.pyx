@@ -1,3 +1,4 @@
+# cost of result: O(nnz(a0))
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: stream -> csr

@@ -1,3 +1,4 @@
+# cost of result: O(nnz(a0) + nnz(a1) + ((min((n0 + 1) // 2, n0) + 1) // 2))
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: coiterate -> csr
