@@ -33,7 +33,7 @@ from sparsefold.spec.sizes_z3 import Reading
 
 __all__ = ["stream_is_ordered", "stream_is_row_ordered", "prune_guards", "implied_row_guards",
            "RLIMIT",
-           "OrderQuery", "recording", "decide_order"]
+           "OrderQuery", "GuardQuery", "recording", "decide_order", "decide_implied_guards"]
 
 RLIMIT = 2_000_000  # deterministic resource limit per query (not a wall-clock timeout)
 
@@ -102,8 +102,9 @@ _RECORD: contextvars.ContextVar[list | None] = contextvars.ContextVar(
 
 @contextmanager
 def recording():
-    """Within the block, every order question the planner asks is appended to the list this
-    yields (``verify.kernels`` certifies a kernel from it)."""
+    """Within the block, every order question the planner asks (:class:`OrderQuery`) and
+    every guard a row-driven lowering leaves untested (:class:`GuardQuery`) is appended to
+    the list this yields (``verify.kernels`` certifies a kernel from it)."""
     token = _RECORD.set([])
     try:
         yield _RECORD.get()
@@ -168,9 +169,35 @@ def prune_guards(pieces: tuple[StreamPiece, ...]) -> tuple[StreamPiece, ...]:
     return tuple(_prune(p) for p in pieces)
 
 
-@functools.lru_cache(maxsize=4096)
+@dataclass(frozen=True)
+class GuardQuery:
+    """A row-driven lowering's decision on one piece: the guards it leaves untested (proved
+    implied on every source row it reads) — the rest of the piece's guard it tests."""
+
+    piece: StreamPiece
+    row: str
+    rows: sz.Expr | None
+    implied: tuple[sz.Expr, ...]
+
+
 def implied_row_guards(piece: StreamPiece, row: str, rows: sz.Expr | None = None
                        ) -> tuple[sz.Expr, ...]:
+    """:func:`decide_implied_guards`, cached; recorded (:func:`recording`) for the kernel's
+    certificate."""
+    implied = _implied(piece, row, rows)
+    log = _RECORD.get()
+    if log is not None:
+        log.append(GuardQuery(piece, row, rows, implied))
+    return implied
+
+
+@functools.lru_cache(maxsize=4096)
+def _implied(piece: StreamPiece, row: str, rows: sz.Expr | None) -> tuple[sz.Expr, ...]:
+    return decide_implied_guards(piece, row, rows)
+
+
+def decide_implied_guards(piece: StreamPiece, row: str, rows: sz.Expr | None = None
+                          ) -> tuple[sz.Expr, ...]:
     """The conjuncts of ``piece.guard`` on its leaf's outer coordinate alone that a Z3 proof
     shows hold on every source row a row-driven loop reads: output row ``row`` in ``[0,
     rows)`` (``rows`` None: unbounded above) where the piece's row guards hold, read back

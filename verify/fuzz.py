@@ -403,7 +403,7 @@ def _run_programs_cli(args: argparse.Namespace) -> int:
         print(case.source, "out =", case.out)
         result = program_fuzz.run_case(case, scale=not args.no_scale)
         print(result.outcome, result.detail)
-        return 0 if result.outcome in ("correct", "rejected", "unsupported") else 1
+        return 0 if result.outcome in ("correct", "unsupported", "ill-formed") else 1
     report = run_programs(args.programs, args.seed, jobs=args.jobs,
                           time_budget=args.time_budget, case_timeout=args.case_timeout,
                           scale=not args.no_scale, max_depth=args.depth)

@@ -272,6 +272,45 @@ def _plan_obligations(kernel, functions: dict[str, str]) -> list[KernelObligatio
     return out
 
 
+def _int32_indices(stage) -> dict:
+    """Index dtypes for lowering a stage's text (int32 everywhere: the decisions certified
+    do not depend on them)."""
+    out = {}
+    for inp in stage.inputs:
+        if inp.format.is_dense:
+            continue
+        out[inp.name] = {f"{part}{lv}": np.dtype(np.int32)
+                         for lv, level in enumerate(inp.format.levels)
+                         for part, has in (("pos", level.has_pos), ("crd", level.has_crd))
+                         if has}
+    return out
+
+
+def _guard_obligations(queries) -> list[KernelObligation]:
+    """Per row-driven piece, the guards its loop leaves untested: proved again (without the
+    lowering's cache) to hold on every source row it reads. Every other conjunct of the
+    piece's guard is tested in the kernel (``compiler.order.implied_row_guards``)."""
+    from sparsefold.compiler.order import GuardQuery, decide_implied_guards
+    out, seen = [], set()
+    for q in queries:
+        if not isinstance(q, GuardQuery) or (q.piece, q.row, q.rows) in seen:
+            continue
+        seen.add((q.piece, q.row, q.rows))
+        t0 = time.perf_counter()
+        again = set(decide_implied_guards(q.piece, q.row, q.rows))
+        status = PROVED if set(q.implied) <= again else REFUTED
+        tested = [str(g) for g in sz.conjuncts(q.piece.guard) if g not in q.implied]
+        owned = [str(g) for g in sz.conjuncts(q.piece.out_guard)]
+        out.append(KernelObligation(
+            f"guards[{len(seen) - 1}] {q.piece.leaf.name}",
+            f"row-driven piece of {q.piece.leaf.name}: rows owned where "
+            f"{' and '.join(owned) or 'always'}; guards tested (per row or entry): "
+            f"{', '.join(tested) or 'none'}; left untested (hold on every source row read "
+            f"back from an owned row): {', '.join(map(str, q.implied)) or 'none'}",
+            status, time.perf_counter() - t0))
+    return out
+
+
 def _order_statement(q) -> str:
     leaves = ", ".join(p.leaf.name for p in q.pieces)
     maps = "; ".join(f"({', '.join(map(str, p.coords))}) if {p.guard}"
@@ -301,8 +340,11 @@ def certify_program(program, out: str, requires: tuple = ()):
     for o in functions:
         statuses.setdefault(o.name.split()[1], []).append(o.status)
     cert.obligations += _plan_obligations(kernel, {f: _worst(s) for f, s in statuses.items()})
+    with recording() as lowered:  # the lowering's own decisions (no build)
+        kernel.sources(_int32_indices)
+    cert.obligations += _guard_obligations(lowered)
     seen = set()
-    for q in queries:
+    for q in [q for q in queries if hasattr(q, "pieces")]:
         key = (q.pieces, q.out_order, q.same_outer)
         if key in seen:
             continue

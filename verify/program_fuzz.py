@@ -13,7 +13,9 @@ Each case is judged by :func:`check` on four properties:
 * **agreement** — ``verify.differential``: the compiled result equals the interpreter's
   (values, dtype, container, canonical storage; the inputs left unchanged; invalid data
   rejected by both). A kernel that raises where the interpreter answers is a ``failure``;
-  ``IllFormedProgram: not supported yet`` is counted apart (``unsupported``), listed;
+  ``IllFormedProgram: not supported yet`` is counted apart (``unsupported``), listed, and
+  so is a program the generator drew that its inputs make ill-formed (``ill-formed``: the
+  generator's slip, e.g. joining pydata arrays of different fills);
 * **no crash, no hang** — the driver (``verify.fuzz``'s) sees a worker die or stall;
 * **no dense work** — the plan's stated cost (``Kernel.cost``) has no product of extents
   while its inputs and output are sparse (``dense-work``);
@@ -40,7 +42,7 @@ import numpy as np
 __all__ = ["ProgramCase", "generate", "check", "as_test", "scaled_inputs", "SCALE_SLACK",
            "SCALE_MAX_ELEMENTS", "OUTCOMES"]
 
-OUTCOMES = ("correct", "rejected", "unsupported", "failure", "dense-work", "superlinear",
+OUTCOMES = ("correct", "unsupported", "ill-formed", "failure", "dense-work", "superlinear",
             "crash", "hang")
 SCALE_SLACK = 2.5            # time ratio allowed per stored-size ratio (log factors, noise)
 SCALE_MIN_SECONDS = 1e-3     # a larger run faster than this is not judged (overheads)
@@ -136,6 +138,11 @@ def check(case: ProgramCase, *, scale: bool = True) -> tuple[str, str, dict]:
     from sparsefold.spec.errors import IllFormedProgram
     from sparsefold.verify.differential import DifferentialError, differential
     fn = case.function()
+    try:  # built on the inputs first: a program these inputs make ill-formed was drawn
+        fn(*(a if np.ndim(a) == 0 and not hasattr(a, "nnz") and np.isscalar(a)
+             else sf.asarray(a) for a in case.inputs))
+    except IllFormedProgram as exc:
+        return "ill-formed", str(exc).splitlines()[0], {}
     try:
         differential(fn, *case.inputs, out=case.out)
     except DifferentialError as exc:
