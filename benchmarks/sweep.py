@@ -180,6 +180,55 @@ PROGRAMS: tuple[Program, ...] = (
     P("chain_matvec", "A @ (B @ x)", lambda A, B, x: A @ (B @ x),
       lambda A, B, x: A @ (B @ x), out=None),
     P("coo_matvec", "Ao @ x (COO)", lambda Ao, x: Ao @ x, lambda Ao, x: Ao @ x, out=None),
+    # ---- statistics (issue #27: visit stored entries only) --------------------------------
+    P("var0", "var(A, axis=0)", lambda A: _sf().var(A, axis=0),
+      lambda A: _var(A, 0), out=None),
+    P("var1", "var(A, axis=1)", lambda A: _sf().var(A, axis=1),
+      lambda A: _var(A, 1), out=None),
+    P("std0", "std(A, axis=0)", lambda A: _sf().std(A, axis=0),
+      lambda A: np.sqrt(_var(A, 0)), out=None),
+    P("std1", "std(A, axis=1)", lambda A: _sf().std(A, axis=1),
+      lambda A: np.sqrt(_var(A, 1)), out=None),
+    P("argmax0", "argmax(A, axis=0)", lambda A: _sf().argmax(A, axis=0),
+      lambda A: A.argmax(axis=0), out=None),
+    P("argmax1", "argmax(A, axis=1)", lambda A: _sf().argmax(A, axis=1),
+      lambda A: A.argmax(axis=1), out=None),
+    P("argmin0", "argmin(A, axis=0)", lambda A: _sf().argmin(A, axis=0),
+      lambda A: A.argmin(axis=0), out=None),
+    P("argmin1", "argmin(A, axis=1)", lambda A: _sf().argmin(A, axis=1),
+      lambda A: A.argmin(axis=1), out=None),
+    P("count_nonzero1", "count_nonzero(A, axis=1)",
+      lambda A: _sf().count_nonzero(A, axis=1), lambda A: np.diff(A.indptr), out=None),
+    P("tril_triu", "tril(A) @ triu(B) (N/10)", lambda A, B: _sf().tril(A) @ _sf().triu(B),
+      lambda A, B: sp.tril(A, format="csr") @ sp.triu(B, format="csr"), tier="small"),
+    # ---- everyday maps, views and gathers (issue #27, #30) ---------------------------------
+    P("clip", "clip(A, -0.5, 0.5)", lambda A: _sf().clip(A, -0.5, 0.5),
+      lambda A: sp.csr_array((np.clip(A.data, -0.5, 0.5), A.indices, A.indptr), shape=A.shape)),
+    P("astype32", "A.astype(float32)", lambda A: A.astype("float32"),
+      lambda A: A.astype(np.float32)),
+    P("diagonal5", "diagonal(A, 5)", lambda A: _sf().diagonal(A, offset=5),
+      lambda A: A.diagonal(5), out=None),
+    P("kron", "kron(A, K) by broadcast and reshape (N/10)",
+      lambda A, K: (A[:, None, :, None] * K[None, :, None, :]).reshape(
+          A.shape[0] * K.shape[0], A.shape[1] * K.shape[1]),
+      lambda A, K: sp.kron(A, K, format="csr"), tier="small"),
+    P("row_gather", "A[idx]", lambda A, idx: A[idx], lambda A, idx: A[idx]),
+    P("col_gather", "A[:, idx]", lambda A, idx: A[:, idx], lambda A, idx: A[:, idx]),
+    P("row_gather_matvec", "A[idx] @ x", lambda A, idx, x: A[idx] @ x,
+      lambda A, idx, x: A[idx] @ x, out=None),
+    P("stack_index", "stack([A, B])[1]", lambda A, B: _sf().stack([A, B])[1],
+      lambda A, B: B.copy()),
+    P("tril_add_triu", "tril(A) + triu(B)", lambda A, B: _sf().tril(A) + _sf().triu(B),
+      lambda A, B: sp.tril(A, format="csr") + sp.triu(B, format="csr")),
+    P("where_sparse", "where(A > 0.5, A, 0)", lambda A: _sf().where(A > 0.5, A, 0),
+      lambda A: A.multiply(A > 0.5)),
+    P("sum0_strided", "sum(A[::2], axis=0)", lambda A: _sf().sum(A[::2], axis=0),
+      lambda A: A[::2].sum(axis=0), out=None),
+    P("mul_BT", "A * B.T", lambda A, B: A * B.T, lambda A, B: A.multiply(B.T)),
+    P("slice2d_scale", "A[1::3, ::2] * 2", lambda A: A[1::3, ::2] * 2,
+      lambda A: A[1::3, ::2] * 2),
+    P("mean0_abs", "mean(abs(A - B), axis=0)", lambda A, B: _sf().mean(abs(A - B), axis=0),
+      lambda A, B: abs(A - B).mean(axis=0), out=None),
     # ---- conversions ------------------------------------------------------------------------
     P("transpose", "A.T to CSR", lambda A: A.T, lambda A: A.T.tocsr()),
     P("coo_to_csr", "U (non-canonical COO) to CSR", lambda U: U, lambda U: U.tocsr()),
@@ -194,10 +243,17 @@ del P
 FIELDS = ["program", "expression", "tier", "n", "nnz", "correct", "sparsefold_ms", "scipy_ms",
           "ratio", "rss_gb", "rss_sparsefold_gb", "first_call_s", "result", "error"]
 
-SEEDS = {"A": 1, "B": 2, "C": 3, "U": 4, "v": 5, "w": 6, "d": 7, "x": 8, "X": 9, "S": 10}
+SEEDS = {"A": 1, "B": 2, "C": 3, "U": 4, "v": 5, "w": 6, "d": 7, "x": 8, "X": 9, "S": 10,
+         "K": 11, "idx": 12}
 LINE_NNZ = 2000
 SPMM_COLS = 8
 SKINNY_COLS = 64
+
+
+def _var(A, axis: int) -> np.ndarray:
+    """scipy has no var: E[x^2] - E[x]^2, one pass each (as a scipy user writes it)."""
+    mean = np.asarray(A.mean(axis=axis)).ravel()
+    return np.asarray(A.multiply(A).mean(axis=axis)).ravel() - mean * mean
 
 
 def tier_size(tier: str, n: int, k: int) -> tuple[int, int]:
@@ -247,6 +303,12 @@ class Operands:
     def _make_d(self): return np.random.default_rng(SEEDS["d"]).random(self.n)
     def _make_x(self): return np.random.default_rng(SEEDS["x"]).random(self.n)
     def _make_X(self): return np.random.default_rng(SEEDS["X"]).random((self.n, SPMM_COLS))
+
+    def _make_K(self):  # a small dense-ish block for kron
+        return _random((4, 4), 10, 11)
+
+    def _make_idx(self):  # row/column indices: a random half of them, unsorted, repeats
+        return np.random.default_rng(12).integers(0, self.n, self.n // 2)
 
     def _make_S(self):
         return _random((self.n, SKINNY_COLS), int(0.05 * self.n * SKINNY_COLS), SEEDS["S"])

@@ -89,7 +89,8 @@ def allowing(allow: bool = True):
         _ALLOWED.reset(token)
 
 
-def check_dense_work(cost: Cost, env: dict[str, int], what: str = "this program") -> None:
+def check_dense_work(cost: Cost, env: dict[str, int], what: str = "this program",
+                     nnz: dict[str, int] | None = None) -> None:
     """Raise :class:`DenseWork` when ``cost``'s dense-work monomials visit more coordinates
     at these sizes than :func:`dense_work_limit` allows (and the caller did not allow it)."""
     if not cost.dense_work or _ALLOWED.get():
@@ -97,7 +98,7 @@ def check_dense_work(cost: Cost, env: dict[str, int], what: str = "this program"
     limit = dense_work_limit()
     if limit is None:
         return
-    n = cost.dense_coordinates(env)
+    n = cost.dense_coordinates(env, nnz)
     if n > limit:
         terms = " + ".join(dict.fromkeys(str(m) for m in cost.dense))
         raise DenseWork(
@@ -133,8 +134,10 @@ class Monomial:
 
     @property
     def product_of_extents(self) -> bool:
+        """Two or more (symbolic) extents multiply: every coordinate of a matrix, or a
+        stored entry repeated along two broadcast axes."""
         return len([x for x in self.extents if sz.const_value(x) is None]) >= 2 and \
-            not self.entries and not self.flops and not self.out
+            not self.flops and not self.out
 
 
 def _extent_text(e: sz.Expr) -> str:
@@ -160,11 +163,15 @@ class Cost:
     def __add__(self, other: Cost) -> Cost:
         return Cost(self.terms + other.terms, self.dense + other.dense)
 
-    def dense_coordinates(self, env: dict[str, int]) -> int:
-        """The coordinates the dense-work monomials visit at these sizes."""
+    def dense_coordinates(self, env: dict[str, int], nnz: dict[str, int] | None = None) -> int:
+        """The coordinates the dense-work monomials visit at these sizes (times the stored
+        entries of the inputs they name, where ``nnz`` knows them)."""
         total = 0
         for m in self.dense:
-            total += math.prod(int(sz.evaluate(x, env)) for x in m.extents)
+            n = math.prod(int(sz.evaluate(x, env)) for x in m.extents)
+            for name in m.entries:
+                n *= max(1, (nnz or {}).get(name, 1))
+            total += n
         return total
 
 
@@ -183,16 +190,20 @@ def _row_extent(shape, order) -> tuple[sz.Expr, ...]:
     return (shape[order[0]],) if len(shape) >= 1 else ()
 
 
-def stage_cost(plan, program, fmt, inputs) -> Cost:
+def stage_cost(plan, program, fmt, inputs, *, temporary: bool = False) -> Cost:
     """The bound of one stage (see the module docstring); ``inputs``: the stage's inputs
-    (dense ones may account for a product of extents)."""
+    (dense ones may account for a product of extents). A stream's entries repeated along
+    broadcast axes are the result's own entries — unless the stage computes a
+    ``temporary``: a broadcast materialized for a later stage to read (``kron`` spelled
+    ``A[:, None, :, None] * K[None, :, None, :]`` staged each factor's broadcast: O(nnz(K)
+    · n²) entries for an O(nnz(A) · nnz(K)) result)."""
     shape = tuple(program.shape)
     terms: list[Monomial] = []
     if plan is None:  # a gather stage (compiler/gather.py)
         terms.append(Monomial(out=True))
         terms += [Monomial(entries=(i.name,)) for i in inputs if not i.format.is_dense]
         terms += [Monomial(extents=tuple(i.shape)) for i in inputs if i.format.is_dense]
-        return _judged(terms, program, fmt, inputs)
+        return _judged(terms, program, fmt, inputs, temporary)
     if isinstance(plan, DensePlan):
         terms.append(Monomial(extents=shape))
     elif isinstance(plan, StreamPlan):
@@ -222,7 +233,7 @@ def stage_cost(plan, program, fmt, inputs) -> Cost:
     reduction = getattr(plan, "reduction", None)
     if reduction is not None and reduction.background is not None:
         terms.append(Monomial(extents=shape))  # the combine per output cell
-    return _judged(terms, program, fmt, inputs)
+    return _judged(terms, program, fmt, inputs, temporary)
 
 
 def _nonzero_outside(value) -> bool:
@@ -235,15 +246,16 @@ def _nonzero_outside(value) -> bool:
     return bool(np.asarray(value) != 0)
 
 
-def _judged(terms, program, fmt, inputs) -> Cost:
+def _judged(terms, program, fmt, inputs, temporary: bool = False) -> Cost:
     """The monomials that are products of extents no dense array of the stage (its dense
-    output, a dense input) has as many elements as."""
+    output, a dense input) has as many elements as; a result's stored entries repeated
+    along broadcast axes are its output (unless a ``temporary``)."""
     arrays = [tuple(i.shape) for i in inputs if i.format.is_dense]
     if fmt.is_dense:
         arrays.append(tuple(program.shape))
     dense = []
     for m in terms:
-        if not m.product_of_extents:
+        if not m.product_of_extents or (m.entries and not temporary):
             continue
         work = sz.product(m.extents)
         if not any(_at_most(work, sz.product(a)) for a in arrays):

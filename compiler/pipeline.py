@@ -348,7 +348,7 @@ class Kernel:
                 if sizes or self.stages or self.requires or self.map_requires or \
                 self.cost.dense_work else None
             if self.cost.dense_work:
-                check_dense_work(self.cost, env)
+                check_dense_work(self.cost, env, nnz=_stored_entries(values))
             if self.map_requires:
                 self._check_maps(env)
             if self.requires and not all(self._requires_fn(env)):
@@ -383,6 +383,16 @@ class Kernel:
                 self._exact = Kernel(self.program, self.out_name, exact=True, optimized=True,
                                      requires=self.requires, operators=self.operators)
             return self._exact
+
+
+def _stored_entries(values: dict[str, Any]) -> dict[str, int]:
+    """Each sparse input's stored entries (scipy, pydata), by name."""
+    out = {}
+    for name, v in values.items():
+        nnz = getattr(v, "nnz", None)
+        if isinstance(nnz, (int, np.integer)):
+            out[name] = int(nnz)
+    return out
 
 
 class _StagedEntry:
