@@ -135,14 +135,17 @@ def _key(a) -> str:
 def check(case: ProgramCase, *, scale: bool = True) -> tuple[str, str, dict]:
     """``(outcome, detail, info)`` of one case (see the module docstring)."""
     import sparsefold as sf
-    from sparsefold.spec.errors import IllFormedProgram
+    from sparsefold.spec.errors import IllFormedProgram, SparsefoldError
     from sparsefold.verify.differential import DifferentialError, differential
     fn = case.function()
-    try:  # built on the inputs first: a program these inputs make ill-formed was drawn
-        fn(*(a if np.ndim(a) == 0 and not hasattr(a, "nnz") and np.isscalar(a)
-             else sf.asarray(a) for a in case.inputs))
+    try:  # built and interpreted first: a program its inputs make ill-formed was drawn
+        lazy = fn(*(a if np.ndim(a) == 0 and not hasattr(a, "nnz") and np.isscalar(a)
+                    else sf.asarray(a) for a in case.inputs))
+        lazy.interpret()
     except IllFormedProgram as exc:
         return "ill-formed", str(exc).splitlines()[0], {}
+    except SparsefoldError:
+        pass  # (invalid data: the differential check requires the kernel to reject it too)
     try:
         differential(fn, *case.inputs, out=case.out)
     except DifferentialError as exc:
