@@ -23,6 +23,8 @@ from sparsefold.spec.sizes import (
     Sym,
     add,
     as_expr,
+    assume_equal,
+    assumed_equal,
     const_value,
     definitely_equal,
     floordiv,
@@ -34,6 +36,18 @@ from sparsefold.spec.sizes import (
 )
 
 __all__ = ["Collapse", "Split", "reshape_steps", "row_major_split", "row_major_join"]
+
+
+def _equal(a: Expr, b: Expr) -> bool:
+    """Equal sizes: on normal forms, or assumed equal by the trace (``sizes.assuming``: a
+    precondition the kernel checks before it runs, e.g. ``n0 == 2`` of a tensordot of a
+    traced axis with a constant one)."""
+    return definitely_equal(a, b) or assume_equal(a, b)
+
+
+def _known_equal(a: Expr, b: Expr) -> bool:
+    """Equal sizes, asking only (a probe must not make an assumption)."""
+    return definitely_equal(a, b) or assumed_equal(a, b)
 
 
 def row_major_join(coords: tuple[Expr, ...], sizes: tuple[Expr, ...]) -> Expr:
@@ -130,7 +144,7 @@ class Split(ShapeOp):
             v = const_value(n)
             if v is not None and v < 0:
                 raise IllFormedProgram(f"split: sizes must be non-negative, found {n}")
-        if not definitely_equal(product(self.sizes), s[a]):
+        if not _equal(product(self.sizes), s[a]):
             raise IllFormedProgram(
                 f"split: axis {a} of shape {show_shape(s)} has size {s[a]}; expected it to "
                 f"equal the product of {show_shape(self.sizes)} = {product(self.sizes)}")
@@ -202,7 +216,7 @@ def _resolve_target(shape: Shape, target: tuple) -> tuple[Expr, ...]:
                 raise IllFormedProgram(
                     f"reshape: cannot infer -1 in {show_shape(target)} from size {total}")
         target = target[:h] + (fill,) + target[h + 1:]
-    if not definitely_equal(product(target), total):
+    if not _equal(product(target), total):
         raise IllFormedProgram(
             f"reshape: cannot reshape array of shape {show_shape(shape)} (size {total}) into "
             f"shape {show_shape(target)} (size {product(target)})")
@@ -265,7 +279,7 @@ def _groups(shape: Shape, target: tuple[Expr, ...]):
         ib, ob = ia, oa
         pin, pout = Const(1), Const(1)
         while True:
-            if ib > ia and ob > oa and definitely_equal(pin, pout):
+            if ib > ia and ob > oa and _known_equal(pin, pout):
                 break
             if ib == len(shape) and ob == len(target):
                 break
@@ -279,7 +293,7 @@ def _groups(shape: Shape, target: tuple[Expr, ...]):
         # trailing size-1 output axes belong to this group (keeps groups non-empty)
         while ob < len(target) and target[ob] == Const(1) and ib == len(shape):
             ob += 1
-        if not definitely_equal(pin, pout):
+        if not _known_equal(pin, pout):
             return [((0, len(shape)), (0, len(target)))]  # no finer grouping: one group
         groups.append(((ia, ib), (oa, ob)))
         ia, oa = ib, ob

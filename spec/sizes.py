@@ -43,7 +43,7 @@ __all__ = [
     "TRUE", "FALSE", "free_symbols", "substitute", "evaluate", "read", "to_c",
     "definitely_equal", "is_const", "const_value", "out_coord", "in_coord", "out_coords",
     "in_coords", "out_binding", "in_binding", "conjuncts", "check_symbol_name", "ceil_div",
-    "python_function", "assuming", "assume_equal",
+    "python_function", "assuming", "assume_equal", "assumed_equal",
 ]
 
 
@@ -485,6 +485,16 @@ def assume_equal(a: ExprLike, b: ExprLike) -> bool:
         return False
     assumed.append(eq(a, b))
     return True
+
+
+def assumed_equal(a: ExprLike, b: ExprLike) -> bool:
+    """Inside :func:`assuming`: is ``a == b`` one of the assumptions already made? (A query:
+    unlike :func:`assume_equal`, it never makes one.)"""
+    state = _ASSUMED.get()
+    if state is None:
+        return False
+    a, b = as_expr(a), as_expr(b)
+    return eq(a, b) in state[0] or eq(b, a) in state[0]
 
 
 def definitely_equal(a: ExprLike, b: ExprLike) -> bool:

@@ -485,3 +485,17 @@ def test_strided_dense_operands():
     D = (np.arange(60, dtype=np.float64).reshape(5, 12) - 20)[:, ::2]
     _both(lambda a, d: a * d, [A, D], "csr")
     _both(lambda a, d: a * d, [A, np.asfortranarray(D)], "csr")
+
+
+def test_tensordot_of_a_traced_axis_with_a_constant_one():
+    # found by the language generator (issue #27): x1's length is traced as n0 and assumed
+    # equal to 2 (the padded, sliced x0's); normalizing the contraction reshapes under that
+    # assumption, which reshape and split refused ("cannot reshape (n0,) into (2, 1)")
+    x0 = sp.coo_array((np.array([], dtype="float32"), (np.array([], dtype="int64"),)),
+                      shape=(1,))
+    x1 = sp.coo_array((np.array([-9, 7]), (np.array([0, 1]),)), shape=(2,))
+    fn = (lambda a, b: sf.all(sf.isfinite(sf.tensordot(
+        sf.pad(a, ((2, 0),), constant_values=0)[None, None, ::-2], b, axes=1)),
+        axis=None, keepdims=True))
+    from sparsefold import verify
+    verify.differential(fn, x0, x1, out="csr")
