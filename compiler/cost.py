@@ -204,8 +204,8 @@ def stage_cost(plan, program, fmt, inputs, *, temporary: bool = False) -> Cost:
         terms += [Monomial(entries=(i.name,)) for i in inputs if not i.format.is_dense]
         terms += [Monomial(extents=tuple(i.shape)) for i in inputs if i.format.is_dense]
         return _judged(terms, program, fmt, inputs, temporary)
-    if isinstance(plan, DensePlan):
-        terms.append(Monomial(extents=shape))
+    if isinstance(plan, DensePlan):  # (every input dense: its work is the result's size)
+        return Cost((Monomial(out=True) if not fmt.is_dense else Monomial(extents=shape),))
     elif isinstance(plan, StreamPlan):
         terms += _entries(plan.pieces)
         if plan.loop == "row" and len(shape) >= 1:
