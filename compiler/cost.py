@@ -233,7 +233,10 @@ def stage_cost(plan, program, fmt, inputs, *, temporary: bool = False) -> Cost:
     reduction = getattr(plan, "reduction", None)
     if reduction is not None and reduction.background is not None:
         terms.append(Monomial(extents=shape))  # the combine per output cell
-    return _judged(terms, program, fmt, inputs, temporary)
+    # a temporary that is a broadcast view stored (a stream whose pieces repeat entries):
+    # materialized only because a later stage could not read the view in place; a computed
+    # temporary (a merge) is as large as its value is
+    return _judged(terms, program, fmt, inputs, temporary and isinstance(plan, StreamPlan))
 
 
 def _nonzero_outside(value) -> bool:
