@@ -204,6 +204,9 @@ def _reduction_row(name: str, method: bool = False) -> Operator:
             p["correction"] = draw(st.sampled_from([0, 1]))
         if name in ("max", "min") and draw(st.integers(0, 3)) == 0:
             p["explicit"] = True
+        if name in ("sum", "prod", "mean", "nansum", "nanmean") and \
+                draw(st.integers(0, 3)) == 0:
+            p["dtype"] = draw(st.sampled_from(["float64", "int64", "float32"]))
         return p
 
     def build(x, **p):
@@ -918,7 +921,8 @@ class _Strategies:
 _STRATEGIES = _Strategies()
 
 LANGUAGE_LIMITS = Limits(formats=("csr", "csc", "coo", "dense", "pydata", "filled"),
-                         dtypes=("float64", "float32", "int64", "int32", "bool"))
+                         dtypes=("float64", "float32", "int64", "int32", "bool", "uint8",
+                                 "complex128"))
 
 
 def language_programs(*, max_depth: int = 5, min_depth: int = 1,
