@@ -136,7 +136,10 @@ class Kernel:
         # the work of every stage (compiler/cost.py); a dense-work plan takes the checked
         # path, which refuses it above the limit (check_dense_work)
         self.cost = sum((stage.cost for _, stage in self.stages), self.final.cost)
-        self._fast_ok = not self.map_requires and not self.cost.dense_work
+        # (the exact variant is exempt: with a NaN or an infinity among the operands, 0 * nan
+        # is nan at every implicit coordinate, so visiting them is the semantics' price)
+        self._dense_checked = self.cost.dense_work and not exact
+        self._fast_ok = not self.map_requires and not self._dense_checked
         self.entry = _StagedEntry(self) if self.stages else self.final
         self._fast_names = tuple(inp.name for inp in (self.inputs if self.stages
                                                       else self.final.inputs))
@@ -346,8 +349,8 @@ class Kernel:
         try:
             env = bind_sizes(self.inputs, values, dict(sizes or {})) \
                 if sizes or self.stages or self.requires or self.map_requires or \
-                self.cost.dense_work else None
-            if self.cost.dense_work:
+                self._dense_checked else None
+            if self._dense_checked:
                 check_dense_work(self.cost, env, nnz=_stored_entries(values))
             if self.map_requires:
                 self._check_maps(env)
