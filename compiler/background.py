@@ -24,7 +24,7 @@ from sparsefold.spec.compute import Input, Iota, Literal, Map, SizeOf
 from sparsefold.spec.ir import Node
 from sparsefold.spec.ops_axes import BroadcastTo, ExpandDims, Squeeze
 
-__all__ = ["per_cell", "evaluate"]
+__all__ = ["per_cell", "evaluate", "summable", "total"]
 
 
 def _axis_in(node_ndim: int, arg: Node, d: int) -> int | None:
@@ -66,6 +66,50 @@ def per_cell(background: Node, reduction) -> bool:
     if not all(isinstance(op, (ExpandDims, Squeeze)) for op in reduction.chain):
         return False
     return _constant_along(background, frozenset(reduction.node.axes))
+
+
+def _readable(node: Node) -> bool:
+    """Made of the node kinds :func:`_value` reads."""
+    if isinstance(node, (Literal, SizeOf, Iota)):
+        return True
+    if isinstance(node, Input):
+        return node.format.is_dense
+    if isinstance(node, Map):
+        return all(_readable(a) for a in node.args)
+    if isinstance(node, (BroadcastTo, ExpandDims)):
+        return _readable(node.arg)
+    return False
+
+
+def summable(background: Node, reduction) -> bool:
+    """Can the runtime sum ``background`` over the reduced axes (numbers, read without
+    materializing its broadcasts; the chain only adds or drops axes of length 1)?"""
+    return background.dtype.kind in "iufc" and _readable(background) and \
+        all(isinstance(op, (ExpandDims, Squeeze)) for op in reduction.chain)
+
+
+def total(background: Node, reduction, arrays: dict[str, np.ndarray], env: dict[str, int],
+          out_shape: tuple[int, ...], dtype) -> np.ndarray:
+    """``background`` summed over the reduced axes, per output cell: its own values summed
+    where they vary, times the extent where it is broadcast (O(its values), not O(cells x
+    reduced extent))."""
+    v = _value(background, arrays, env)
+    v = v.reshape((1,) * (background.ndim - v.ndim) + v.shape).astype(dtype, copy=False)
+    axes = tuple(reduction.node.axes)
+    full = [int(sz.evaluate(n, env)) for n in reduction.node.arg.shape]
+    factor = 1
+    for d in axes:
+        if v.shape[d] == 1 and full[d] != 1:
+            factor *= full[d]
+    varying = tuple(d for d in axes if v.shape[d] != 1)
+    s = np.sum(v, axis=varying, keepdims=True, dtype=dtype) if varying else v
+    with np.errstate(all="ignore"):
+        s = s * dtype.type(factor) if factor != 1 else s
+    kept = tuple(n for d, n in enumerate(s.shape) if d not in axes)
+    s = s.reshape(kept)
+    s = np.broadcast_to(s, tuple(n for d, n in enumerate(full) if d not in axes))
+    return np.broadcast_to(s.reshape(out_shape) if s.size == int(np.prod(out_shape)) else s,
+                           out_shape)
 
 
 def _value(node: Node, arrays: dict[str, np.ndarray], env: dict[str, int]) -> np.ndarray:

@@ -151,6 +151,8 @@ class _Entry:
             raise _Unsupported
         if isinstance(asm, DenseOut) and (asm.counts or not stage.fmt.is_dense):
             raise _Unsupported  # the max/min zero combine, or a dense result made sparse
+        if getattr(stage.reduction, "total", None) is not None:
+            raise _Unsupported  # the runtime adds the background's sum after the kernel
         if isinstance(asm, AppendOut) and asm.kinds not in (("full", "pos"),) and not (
                 asm.kinds[0] == "pos" and (len(asm.kinds) > 1 or stage.program.ndim == 1) and
                 all(k == "one" for k in asm.kinds[1:])):

@@ -20,6 +20,7 @@ import numpy as np
 
 from sparsefold.compiler import threads
 from sparsefold.compiler.background import evaluate as evaluate_background
+from sparsefold.compiler.background import total as background_total
 from sparsefold.compiler.bounds import MapChecked, rows_first
 from sparsefold.compiler.cost import stage_cost
 from sparsefold.compiler.emit import render_module
@@ -476,6 +477,10 @@ class StageKernel:
                 combine_background(self.reduction.monoid, dense, unvisited,
                                    np.zeros((), dense.dtype) if background is None
                                    else background)
+            if self.reduction is not None and self.reduction.total is not None:
+                with np.errstate(all="ignore"):  # E - B was summed over the region
+                    dense += background_total(self.reduction.total, self.reduction,
+                                              dense_inputs, env, dense.shape, dense.dtype)
             return from_dense(dense, self.fmt, library)
         n, m = result
         if a in ("sort", "bucket"):

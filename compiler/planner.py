@@ -25,7 +25,7 @@ from dataclasses import replace
 from itertools import permutations
 
 from sparsefold.compiler import contract
-from sparsefold.compiler.background import per_cell
+from sparsefold.compiler.background import per_cell, summable
 from sparsefold.compiler.coo_rows import coo_run_leaf
 from sparsefold.compiler.lattice import Lattice
 from sparsefold.compiler.lattice import build as build_lattice
@@ -38,6 +38,7 @@ from sparsefold.compiler.streams import NotAStream, finite_checks, is_locatable,
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input, Map, Reduce
 from sparsefold.spec.formats import Format
+from sparsefold.spec.functions import get_function
 from sparsefold.spec.ir import Node, ShapeOp
 from sparsefold.spec.ops_axes import BroadcastTo, ExpandDims
 from sparsefold.spec.ops_reshape import Collapse, Split
@@ -478,6 +479,20 @@ def _plan_elementwise(root: Node, space_node: Node, fmt: Format, exact: bool,
         # rows x columns steps.
         reduction = replace(reduction, background=lattice.outside)
         lattice = Lattice(lattice.region, lattice.finite)
+    elif reduction is not None and lattice.region and reduction.monoid == "sum" and \
+            not exact and isinstance(lattice.outside, Node) and summable(lattice.outside,
+                                                                         reduction):
+        # a sum whose argument E is, outside the region, a value B that varies along the
+        # reduced axes (``sum(A + x[None, :], axis=1)``): E - B is 0 there, so the kernel
+        # sums E - B over the region alone and the runtime adds B's sum over the reduced
+        # axes, read off B's own (unbroadcast) values (background.total). Relies on B being
+        # finite (inf - inf is nan): its inputs are checked, else the exact variant runs
+        total = lattice.outside
+        root = Map(get_function("subtract"), (root, total))
+        reduction = replace(reduction, total=total)
+        lattice = Lattice(lattice.region, tuple(dict.fromkeys(
+            lattice.finite + tuple(n for n in topological(total) if isinstance(n, Input)
+                                   and n.dtype.kind in "fc"))))
     _stage_unlocatable_lines(operands, lattice, ndim)
     _stage_product_of_repeated(root, operands, ndim)
     _collapse_for_line(root, operands, lattice, ndim)

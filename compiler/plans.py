@@ -48,6 +48,10 @@ class Reduction:
     # the argument's value where no operand stores (``sum(A + 1)``: 1), when the plan visits
     # only stored coordinates and the runtime combines it for the rest (``kernel._finish``)
     background: object = None
+    # a sum whose argument is ``E - total`` over the region, ``total`` (a node over located
+    # operands, ``E``'s value outside it) summed by the runtime over the reduced axes and
+    # added per output cell (``sum(A + x[None, :], axis=1)``: background.total)
+    total: object = None
 
     @property
     def monoid(self) -> str:

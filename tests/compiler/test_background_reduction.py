@@ -83,19 +83,41 @@ def test_a_trillion_columns():
     assert int(sf.jit(lambda x: sf.sum(x == 0))(a)) == 3 * n - 3
 
 
-def test_a_dense_argument_varying_along_the_reduced_axis_is_dense_work():
-    # A + x[None, :] varies along the reduced axis where A stores nothing: the plan visits
+def test_a_max_of_a_background_varying_along_the_reduced_axis_is_dense_work():
+    # A + x[None, :] varies along the reduced axis where A stores nothing: a max visits
     # every coordinate (correct, O(rows x columns)), which its cost bound states as dense
     # work — refused (here at any size: tests/conftest.py) unless allowed
     a = sp.random_array((30, 20), density=0.2, format="csr", rng=6)
     x = np.arange(20.0)
-    fn = sf.jit(lambda p, q: sf.sum(p + q[None, :], axis=1))
+    fn = sf.jit(lambda p, q: sf.max(p + q[None, :], axis=1))
     assert fn.kernel_for(a, x).cost.dense_work
     with pytest.raises(DenseWork, match="allow_dense_work=True"):
         fn(a, x)
-    allowed = sf.jit(lambda p, q: sf.sum(p + q[None, :], axis=1), allow_dense_work=True)
+    allowed = sf.jit(lambda p, q: sf.max(p + q[None, :], axis=1), allow_dense_work=True)
     got = np.asarray(allowed(a, x))
-    np.testing.assert_allclose(got, (a.toarray() + x[None, :]).sum(axis=1), rtol=1e-12)
+    np.testing.assert_allclose(got, (a.toarray() + x[None, :]).max(axis=1), rtol=1e-12)
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
+@pytest.mark.parametrize("name", ["sum1", "sum0", "sum_all", "mean1", "nan"])
+def test_a_sum_of_a_background_varying_along_the_reduced_axis_visits_the_region(name, fmt):
+    # sum(E) = sum over A's entries of E - B, plus B's own sum (background.total), where B
+    # = x[None, :] is E's value outside A: O(nnz + cells + len(x)); a NaN in x runs the exact
+    # variant (inf - inf is nan)
+    rng = np.random.default_rng(len(name))
+    a = sp.random_array((12, 9), density=0.25, format=fmt, rng=rng)
+    x = rng.random(9)
+    if name == "nan":
+        x[4] = np.nan
+    fn = {"sum1": lambda p, q: sf.sum(p + q[None, :], axis=1),
+          "sum0": lambda p, q: sf.sum(p - q[None, :], axis=0),
+          "sum_all": lambda p, q: sf.sum(p * 2 + q[None, :]),
+          "mean1": lambda p, q: sf.mean(p + q[None, :], axis=1),
+          "nan": lambda p, q: sf.sum(p + q[None, :], axis=1)}[name]
+    jf = sf.jit(fn)
+    assert not jf.kernel_for(a, x).cost.dense_work
+    got, expected = np.asarray(jf(a, x)), fn(sf.asarray(a), sf.asarray(x)).interpret()
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
