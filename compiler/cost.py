@@ -218,6 +218,8 @@ def stage_cost(plan, program, fmt, inputs, *, temporary: bool = False) -> Cost:
                 # the output, which the walk writes (its size, not dense work)
                 terms = [Monomial(out=True) if m.extents == tuple(plan.space) else m
                          for m in terms]
+        elif plan.mode == "product":  # every pair: the output's entries
+            terms.append(Monomial(entries=tuple(p.leaf.name for p in plan.pieces)))
         else:
             terms += _entries(plan.pieces)
             if plan.mode == "row":

@@ -295,6 +295,8 @@ class StageKernel:
             sizes.append(n)
         capacity = sum(min(sum(sizes[i] for i in operand) for operand in point)
                        for point in self.capacity_points)
+        if isinstance(p, CoiterPlan) and p.mode == "product":  # every pair of entries
+            capacity = sizes[0] * sizes[1]
         work = sum(sizes)  # entries the loops walk: what the thread count follows
         out_shape = self._shape_fn(env)
         big = max(out_shape + (capacity,), default=0) > _INT32_MAX

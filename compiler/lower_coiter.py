@@ -183,8 +183,44 @@ def lower_coiter(low: Lowering, plan: CoiterPlan, asm: Assembler) -> None:
         _universe(co)
     elif plan.mode == "row":
         _rows(co)
+    elif plan.mode == "product":
+        _product(co)
     else:
         _flat(co)
+
+
+def _product(co: _Coiteration) -> None:
+    """Every pair of the two operands' entries (planner._cartesian): nested loops, the outer
+    operand's stored axes from its entry, the others from the inner's; the assembly sorts
+    (the pairs arrive in the operands' order, not the output's)."""
+    plan, b = co.plan, co.low.b
+    co.make_cursors(row=False)
+    (outer,), (inner,) = co.cursors
+    owned = {d for d, c in enumerate(plan.operands[0].pieces[0].coords)
+             if sz.free_symbols(c) & {s.name for s in sz.in_coords(
+                 plan.operands[0].pieces[0].leaf.ndim)}}
+    names = [o.name for o in plan.operands]
+    with b.block(f"cartesian product of {names[0]} and {names[1]}: for each entry of "
+                 f"{names[0]}, each entry of {names[1]} (their stored axes are each other's "
+                 f"broadcast axes)"):
+        outer.init()
+        outer.settle()
+        with b.while_(Bin("!=", outer.key, END)):
+            inner.init()
+            inner.settle()
+            with b.while_(Bin("!=", inner.key, END)):
+                coords = tuple(outer.out[d] if d in owned else inner.out[d]
+                               for d in range(co.ndim))
+                here = {outer: Lit("True", BOOL), inner: Lit("True", BOOL)}
+                if isinstance(co.asm, _RowLength):
+                    co.asm.emit(co.low, (), None)
+                else:
+                    known = co.operand_values(here)
+                    _emit(co, coords, co.evaluate(known, coords), None)
+                inner.step()
+                inner.settle()
+            outer.step()
+            outer.settle()
 
 
 # --- flat: cursors over whole leaves, keys linearized in the iteration order ----------------

@@ -191,8 +191,45 @@ def _contraction_operands(program: Node) -> dict[int, Node]:
     return whole
 
 
+def _stored_axes(view: Node) -> frozenset[int] | None:
+    """The axes of a view (shape operators over one sparse input) its stored entries decide
+    — the others are broadcast — or None when it is not one such view."""
+    from sparsefold.compiler.streams import NotAStream, stream_pieces
+    try:
+        pieces = stream_pieces(view)
+    except NotAStream:
+        return None
+    if len(pieces) != 1 or pieces[0].layers or not pieces[0].free:
+        return None
+    free = {name for name, _ in pieces[0].free}
+    return frozenset(d for d, c in enumerate(pieces[0].coords)
+                     if not (sz.free_symbols(c) & free))
+
+
+def _cartesian_maps(program: Node) -> dict[int, Node]:
+    """Maps of two sparse views met by intersection whose stored axes are each other's
+    broadcast axes (``A[:, None, :, None] * K[None, :, None, :]``, a Kronecker product),
+    by id. They stay whole under their shape operators (a reshape to the Kronecker
+    layout): the planner computes each as every pair of the two views' entries (a
+    co-iteration in "product" mode) — pushed down, each view's broadcast would be stored."""
+    whole: dict[int, Node] = {}
+    for n in topological(program):
+        if not isinstance(n, Map) or not _sparse(n):
+            continue
+        sparse = [d for d, a in enumerate(n.args) if _sparse(a)]
+        if len(sparse) != 2 or not all(d in n.fn.annihilates for d in sparse):
+            continue
+        explicit = _explicit(n)
+        axes = [_stored_axes(explicit.args[d]) for d in sparse]
+        if None in axes or axes[0] & axes[1] or (axes[0] | axes[1]) != frozenset(
+                range(n.ndim)):
+            continue
+        whole[id(n)] = n
+    return whole
+
+
 def normalize(program: Node) -> Node:
-    out = _rewrite(program, {}, _contraction_operands(program))
+    out = _rewrite(program, {}, {**_contraction_operands(program), **_cartesian_maps(program)})
     if out.shape != program.shape or out.dtype != program.dtype:
         raise InternalError(f"normalize changed {program.dtype}{program.shape} into "
                             f"{out.dtype}{out.shape}")

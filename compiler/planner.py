@@ -443,6 +443,38 @@ def _collapse_for_line(root: Node, operands, lattice, ndim: int) -> None:
                      collapsed=(two_d, lambda temp: Split(temp, start, sizes)))
 
 
+def _stored_axes(piece) -> frozenset[int]:
+    """The output axes a piece's stored entries decide (the others are broadcast)."""
+    free = {name for name, _ in piece.free}
+    return frozenset(d for d, c in enumerate(piece.coords)
+                     if not (sz.free_symbols(c) & free))
+
+
+def _cartesian(operands, lattice: Lattice, reduction, fmt: Format):
+    """Two operands met by intersection whose stored axes are each other's broadcast axes
+    (``A[:, None, :, None] * K[None, :, None, :]``): every pair of their entries is an output
+    entry. Returns the operands with their broadcasts dropped (each piece walks its own
+    entries; the other's supply the broadcast coordinates: CoiterPlan mode "product"), or
+    None. Not for reductions (nor a result with one stored entry per pair is not wanted)."""
+    if reduction is not None or len(operands) != 2 or lattice.universe or \
+            lattice.points != (frozenset({0, 1}),):
+        return None
+    if any(len(o.pieces) != 1 or not o.pieces[0].free or o.pieces[0].leaf.format.is_dense
+           for o in operands):
+        return None
+    (a,), (b,) = (o.pieces for o in operands)
+    ndim = len(a.coords)
+    sa, sb = _stored_axes(a), _stored_axes(b)
+    if sa & sb or (sa | sb) != frozenset(range(ndim)):
+        return None
+    out = []
+    for o, p in ((operands[0], a), (operands[1], b)):
+        zero = {name: sz.Const(0) for name, _ in p.free}
+        coords = tuple(sz.substitute(c, zero) for c in p.coords)
+        out.append(replace(o, pieces=(replace(p, free=(), coords=coords),)))
+    return tuple(out)
+
+
 def _unbroadcast(node: Node, order: tuple[int, ...]) -> tuple[Node, tuple[int, ...] | None]:
     """What to stage of an operand read out of order: below a broadcast, the view it repeats
     (``v[:, ::-1]`` of ``A * v[:, ::-1]``: an O(nnz(v)) temporary, not the broadcast's
@@ -493,6 +525,10 @@ def _plan_elementwise(root: Node, space_node: Node, fmt: Format, exact: bool,
         lattice = Lattice(lattice.region, tuple(dict.fromkeys(
             lattice.finite + tuple(n for n in topological(total) if isinstance(n, Input)
                                    and n.dtype.kind in "fc"))))
+    product = _cartesian(operands, lattice, reduction, fmt)
+    if product is not None:
+        return CoiterPlan(root, product, lattice, "product", tuple(range(ndim)),
+                          tuple(root.shape), "dense" if fmt.is_dense else "sort", None, exact)
     _stage_unlocatable_lines(operands, lattice, ndim)
     _stage_product_of_repeated(root, operands, ndim)
     _collapse_for_line(root, operands, lattice, ndim)

@@ -106,7 +106,11 @@ class CoiterPlan:
     merge lattice. ``space`` is the shape co-iterated (the root's, or the reduced
     argument's); ``order`` the order its coordinates are visited in; ``mode`` "flat"
     (cursors over whole leaves, keys linearized in ``order``) or "row" (output rows
-    outermost, one row cursor per piece). A universe lattice visits every coordinate."""
+    outermost, one row cursor per piece) or "product" (two operands whose stored axes are
+    each other's broadcast axes, met by intersection: every pair of their entries is an
+    output entry — ``A[:, None, :, None] * K[None, :, None, :]``, a Kronecker product —
+    walked as nested loops over their stored entries). A universe lattice visits every
+    coordinate."""
 
     root: Node
     operands: tuple[Operand, ...]
@@ -119,7 +123,7 @@ class CoiterPlan:
     exact: bool = False
 
     def __post_init__(self):
-        if self.mode not in ("flat", "row") or self.assembly not in ASSEMBLIES:
+        if self.mode not in ("flat", "row", "product") or self.assembly not in ASSEMBLIES:
             raise InternalError(f"bad co-iteration plan {self.mode}/{self.assembly}")
 
     @property

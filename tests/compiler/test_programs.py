@@ -499,3 +499,22 @@ def test_tensordot_of_a_traced_axis_with_a_constant_one():
         axis=None, keepdims=True))
     from sparsefold import verify
     verify.differential(fn, x0, x1, out="csr")
+
+
+@pytest.mark.parametrize("out", ["csr", "coo", "dense"])
+@pytest.mark.parametrize("fa, fk", [("csr", "csr"), ("coo", "csc"), ("csc", "coo")])
+def test_kronecker_product_by_broadcasting_pairs_entries(fa, fk, out):
+    # A[:, None, :, None] * K[None, :, None, :]: the two views' stored axes are each other's
+    # broadcast axes, so every pair of entries is an output entry (co-iteration "product");
+    # each broadcast was stored before (O(nnz(K) n^2) entries, dense work)
+    rng = np.random.default_rng(3)
+    A = sp.random_array((7, 5), density=0.3, format=fa, rng=rng)
+    K = sp.random_array((3, 4), density=0.5, format=fk, rng=rng)
+    fn = sf.jit(lambda a, k: (a[:, None, :, None] * k[None, :, None, :]).reshape(
+        a.shape[0] * k.shape[0], a.shape[1] * k.shape[1]), out=out)
+    got = fn(A, K)
+    got = got if isinstance(got, np.ndarray) else got.toarray()
+    np.testing.assert_array_equal(got, sp.kron(A, K).toarray())
+    assert not fn.kernel_for(A, K).cost.dense_work
+    assert any(s.plan is not None and getattr(s.plan, "mode", "") == "product"
+               for _, s in fn.kernel_for(A, K).stages)
