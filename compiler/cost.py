@@ -20,7 +20,8 @@ size (``SPARSEFOLD_DENSE_WORK=error``).
 The statements follow the lowerings (``lower_*.py``): a stream writes each piece's entries
 once (times its broadcast extents: entries the output holds); a row-driven loop also steps
 every output row; a co-iteration merges its operands' entries (and steps rows), a universe
-visits every coordinate of its space; a contraction steps the driver's rows, does its
+visits every coordinate of its space — a dense-valued result's size (its output), or, under
+a reduction, dense work; a contraction steps the driver's rows, does its
 flops and appends its output; a sort adds ``out·log``; a reduction whose argument is
 dense-valued visits its region and combines the rest per output cell (``n_out``).
 ``sparsefold fuzz --programs`` checks the statements empirically: a program whose time
@@ -35,13 +36,11 @@ import math
 import os
 from dataclasses import dataclass
 
-import numpy as np
 import z3
 
 from sparsefold.compiler.plans import CoiterPlan, ContractPlan, DensePlan, StreamPlan
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.errors import IllFormedProgram
-from sparsefold.spec.ir import Node
 from sparsefold.spec.sizes_z3 import Reading
 
 __all__ = ["Cost", "Monomial", "stage_cost", "DENSE_WORK_LIMIT", "dense_work_limit",
@@ -211,13 +210,13 @@ def stage_cost(plan, program, fmt, inputs, *, temporary: bool = False) -> Cost:
         if plan.loop == "row" and len(shape) >= 1:
             terms.append(Monomial(extents=_row_extent(shape, fmt.mode_order)))
     elif isinstance(plan, CoiterPlan):
-        if plan.lattice.universe:
+        if plan.lattice.universe and plan.reduction is None:
+            # a dense-valued result (stored sparse or not): every coordinate may be an entry
+            # of the output, which the walk writes — its size, not dense work
+            terms.append(Monomial(extents=tuple(plan.space)) if fmt.is_dense else
+                         Monomial(out=True))
+        elif plan.lattice.universe:  # a reduction of it: the output is smaller than that
             terms.append(Monomial(extents=tuple(plan.space)))
-            if plan.reduction is None and _nonzero_outside(plan.lattice.outside):
-                # a dense-valued result stored sparse: every coordinate is an entry of
-                # the output, which the walk writes (its size, not dense work)
-                terms = [Monomial(out=True) if m.extents == tuple(plan.space) else m
-                         for m in terms]
         elif plan.mode == "product":  # every pair: the output's entries
             terms.append(Monomial(entries=tuple(p.leaf.name for p in plan.pieces)))
         else:
@@ -239,16 +238,6 @@ def stage_cost(plan, program, fmt, inputs, *, temporary: bool = False) -> Cost:
     # materialized only because a later stage could not read the view in place; a computed
     # temporary (a merge) is as large as its value is
     return _judged(terms, program, fmt, inputs, temporary and isinstance(plan, StreamPlan))
-
-
-def _nonzero_outside(value) -> bool:
-    """The lattice's value outside its region is known and not 0 (every coordinate there
-    is an entry of a sparse result)."""
-    if value is None:
-        return False
-    if isinstance(value, Node):
-        return True
-    return bool(np.asarray(value) != 0)
 
 
 def _judged(terms, program, fmt, inputs, temporary: bool = False) -> Cost:

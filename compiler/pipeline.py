@@ -49,9 +49,10 @@ from sparsefold.compiler.planner import NeedsStage, has_sparse_input, plan
 from sparsefold.compiler.planner import dense_valued as planner_dense_valued
 from sparsefold.compiler.plans import CoiterPlan
 from sparsefold.spec import sizes as sz
-from sparsefold.spec.compute import Input
+from sparsefold.spec.compute import Input, Map
 from sparsefold.spec.errors import IllFormedProgram, InternalError, InvalidData
 from sparsefold.spec.formats import Format, named_format
+from sparsefold.spec.functions import cast_function
 from sparsefold.spec.ir import Node, ShapeOp
 from sparsefold.spec.ops_axes import ExpandDims, PermuteDims, Squeeze
 from sparsefold.spec.ops_gather import Gather
@@ -237,6 +238,12 @@ class Kernel:
             for d in ones:
                 temp = ExpandDims(temp, d)
             return temp
+        if node.dtype == np.float16 and not need.dense and \
+                not planner_dense_valued(normalize(node)):
+            # scipy.sparse holds no float16 (nor does pydata's numba): the temporary stores
+            # the values as float32 (exact) and is read back as float16
+            wide = self._temporary(replace_need(need, Map(cast_function(np.float32), (node,))))
+            return Map(cast_function(np.float16), (wide,))
         nd = node.ndim
         identity = tuple(range(nd))
         order = need.order or identity
@@ -396,6 +403,11 @@ def _stored_entries(values: dict[str, Any]) -> dict[str, int]:
         if isinstance(nnz, (int, np.integer)):
             out[name] = int(nnz)
     return out
+
+
+def replace_need(need: NeedsStage, node: Node) -> NeedsStage:
+    """The same staging request for another node (of the same shape)."""
+    return NeedsStage(node, need.order, need.why, need.dense)
 
 
 class _StagedEntry:

@@ -518,3 +518,16 @@ def test_kronecker_product_by_broadcasting_pairs_entries(fa, fk, out):
     assert not fn.kernel_for(A, K).cost.dense_work
     assert any(s.plan is not None and getattr(s.plan, "mode", "") == "product"
                for _, s in fn.kernel_for(A, K).stages)
+
+
+def test_a_float16_temporary_is_stored_as_float32():
+    # found by the language generator: round() of a bool pydata input is float16, staged
+    # into a sparse temporary before the matmul; scipy.sparse holds no float16
+    import sparse
+    from sparsefold import verify
+    verify.differential(
+        lambda x0, x1, x2: sf.astype(sf.abs((sf.round(x0, 0) @ x1) + x2), "float64"),
+        sparse.COO(np.array([[0, 1], [0, 1]]), np.array([True, True]), shape=(3, 2),
+                   fill_value=False),
+        sp.csr_array(np.array([[1, 0, 2], [0, 3, 0]], dtype=np.int64)),
+        np.array(0.5, dtype="float32"), out="csr")
