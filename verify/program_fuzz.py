@@ -44,6 +44,8 @@ __all__ = ["ProgramCase", "generate", "check", "as_test", "scaled_inputs", "SCAL
 
 OUTCOMES = ("correct", "unsupported", "ill-formed", "failure", "dense-work", "superlinear",
             "crash", "hang")
+# what the compiler refuses by design, with IllFormedProgram (docs/guide.md, "Errors")
+_REFUSALS = ("not supported yet", "scipy.sparse does not support float16")
 SCALE_SLACK = 2.5            # time ratio allowed per stored-size ratio (log factors, noise)
 SCALE_MIN_SECONDS = 1e-3     # a larger run faster than this is not judged (overheads)
 SCALE_MAX_ELEMENTS = 1 << 25  # no dense array of the larger run holds more
@@ -149,7 +151,12 @@ def check(case: ProgramCase, *, scale: bool = True) -> tuple[str, str, dict]:
     try:
         differential(fn, *case.inputs, out=case.out)
     except DifferentialError as exc:
-        return "failure", str(exc), {}
+        text = str(exc)
+        first = text.splitlines()[0]
+        if "compiled kernel raised IllFormedProgram" in first and any(
+                why in first for why in _REFUSALS):
+            return "unsupported", first, {}  # a documented refusal of the compiler
+        return "failure", text, {}
     except IllFormedProgram as exc:
         text = str(exc)
         if "not supported yet" in text:
