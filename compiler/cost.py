@@ -189,20 +189,20 @@ def _row_extent(shape, order) -> tuple[sz.Expr, ...]:
     return (shape[order[0]],) if len(shape) >= 1 else ()
 
 
-def stage_cost(plan, program, fmt, inputs, *, temporary: bool = False) -> Cost:
+def stage_cost(plan, program, fmt, inputs) -> Cost:
     """The bound of one stage (see the module docstring); ``inputs``: the stage's inputs
     (dense ones may account for a product of extents). A stream's entries repeated along
-    broadcast axes are the result's own entries — unless the stage computes a
-    ``temporary``: a broadcast materialized for a later stage to read (``kron`` spelled
-    ``A[:, None, :, None] * K[None, :, None, :]`` staged each factor's broadcast: O(nnz(K)
-    · n²) entries for an O(nnz(A) · nnz(K)) result)."""
+    broadcast axes are entries of its result (a broadcast materialized into a temporary
+    when the consumer pairs it with another by intersection was once ``kron``'s dense
+    work: that is planned as a "product" co-iteration now; the fuzzer's scale check
+    catches any other)"""
     shape = tuple(program.shape)
     terms: list[Monomial] = []
     if plan is None:  # a gather stage (compiler/gather.py)
         terms.append(Monomial(out=True))
         terms += [Monomial(entries=(i.name,)) for i in inputs if not i.format.is_dense]
         terms += [Monomial(extents=tuple(i.shape)) for i in inputs if i.format.is_dense]
-        return _judged(terms, program, fmt, inputs, temporary)
+        return _judged(terms, program, fmt, inputs)
     if isinstance(plan, DensePlan):  # (every input dense: its work is the result's size)
         return Cost((Monomial(out=True) if not fmt.is_dense else Monomial(extents=shape),))
     elif isinstance(plan, StreamPlan):
@@ -234,22 +234,19 @@ def stage_cost(plan, program, fmt, inputs, *, temporary: bool = False) -> Cost:
     reduction = getattr(plan, "reduction", None)
     if reduction is not None and reduction.background is not None:
         terms.append(Monomial(extents=shape))  # the combine per output cell
-    # a temporary that is a broadcast view stored (a stream whose pieces repeat entries):
-    # materialized only because a later stage could not read the view in place; a computed
-    # temporary (a merge) is as large as its value is
-    return _judged(terms, program, fmt, inputs, temporary and isinstance(plan, StreamPlan))
+    return _judged(terms, program, fmt, inputs)
 
 
-def _judged(terms, program, fmt, inputs, temporary: bool = False) -> Cost:
+def _judged(terms, program, fmt, inputs) -> Cost:
     """The monomials that are products of extents no dense array of the stage (its dense
     output, a dense input) has as many elements as; a result's stored entries repeated
-    along broadcast axes are its output (unless a ``temporary``)."""
+    along broadcast axes are entries of the stage's result."""
     arrays = [tuple(i.shape) for i in inputs if i.format.is_dense]
     if fmt.is_dense:
         arrays.append(tuple(program.shape))
     dense = []
     for m in terms:
-        if not m.product_of_extents or (m.entries and not temporary):
+        if not m.product_of_extents or m.entries:
             continue
         work = sz.product(m.extents)
         if not any(_at_most(work, sz.product(a)) for a in arrays):

@@ -148,8 +148,7 @@ class StageKernel:
                               for piece in plan.pieces]
         self.capacity_points = capacity_points(plan)
         # the work the plan does, stated (compiler/cost.py); dense work is refused at call
-        self.cost = stage_cost(plan, program, fmt, self.inputs,
-                               temporary=what != "the result")
+        self.cost = stage_cost(plan, program, fmt, self.inputs)
         self._variants: dict[tuple, tuple[str, list, Any]] = {}
         self._threaded: dict[tuple, bool] = {}  # variants with a parallel loop
         self.any_threaded = False  # does any variant built so far have one (jit's fast path)

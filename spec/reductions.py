@@ -168,8 +168,9 @@ def _arg(which: str, x: Node, axis, keepdims: bool) -> Node:
     keep[a] = (None, -1, None)
     widths = [(sz.Const(0), sz.Const(0))] * flat.ndim
     widths[a] = (sz.Const(1), sz.Const(0))
-    # x[j - 1] != 0 along a (False before the first element: a padding that stores nothing)
-    before = Pad(Slice(nonzero, tuple(keep)), tuple(widths), False)
+    # x[j - 1] != 0 along a (False before the first element: a padding that stores nothing;
+    # padded, then its last element dropped, so the shape is x's for every size)
+    before = Slice(Pad(nonzero, tuple(widths), False), tuple(keep))
     zero_after_nonzero = _fn("logical_and", before, _fn("logical_not", nonzero))
     head = list(keep)
     head[a] = (0, 1, None)

@@ -34,6 +34,8 @@ VERIFY_USES_FRONT_END = {
     "sparsefold.verify.differential",   # runs sf.jit and the interpreter on the user's fn
     "sparsefold.verify.fuzz_cases",     # runs the fuzzer's programs through sf.jit
     "sparsefold.verify.random_programs",  # random programs are front-end arrays
+    "sparsefold.verify.language",       # a row per public form: built with sf's functions
+    "sparsefold.verify.program_fuzz",   # generated programs run through sf.jit
     "sparsefold.verify.rewrite",        # rewrite(LazyArray) returns a LazyArray
     "sparsefold.verify.rules",          # rule(...) written with front-end arrays
 }
