@@ -29,6 +29,7 @@ from sparsefold.spec.errors import InternalError, InvalidData
 from sparsefold.spec.ir import Node, ShapeOp
 from sparsefold.spec.ops_axes import BroadcastTo
 from sparsefold.spec.ops_gather import Gather, normalize_indices
+from sparsefold.spec.ordering import ArgSort, Scan, SearchSorted, Sort
 from sparsefold.spec.printer import topological
 from sparsefold.storage.binding import bind_sizes as storage_bind_sizes
 from sparsefold.storage.dense import densify
@@ -88,6 +89,14 @@ def _eval(node: Node, values, arrays, env) -> np.ndarray:
         return eval_shape_op(node, args, env)
     if isinstance(node, Gather):
         return eval_gather(node, args)
+    if isinstance(node, Sort):
+        return eval_sort(node, args[0])
+    if isinstance(node, ArgSort):
+        return eval_argsort(node, args[0])
+    if isinstance(node, SearchSorted):
+        return eval_search_sorted(node, *args)
+    if isinstance(node, Scan):
+        return eval_scan(node, args[0])
     raise InternalError(f"the interpreter has no rule for {type(node).__name__}")
 
 
@@ -234,3 +243,38 @@ def eval_gather(node: Gather, args) -> np.ndarray:
     source = node.source(tuple(grid), tuple(r[kb] if nb else r for r in reads))
     return np.asarray(arg[source] if out_shape else arg[tuple(np.asarray(c) for c in source)],
                       dtype=node.dtype).reshape(out_shape)
+
+
+def eval_sort(node: Sort, arg: np.ndarray) -> np.ndarray:
+    """spec.ordering.Sort: ``np.sort`` along the axis; descending, reversed."""
+    out = np.sort(arg, axis=node.axis, kind="stable")
+    return np.flip(out, axis=node.axis) if node.descending else out
+
+
+def eval_argsort(node: ArgSort, arg: np.ndarray) -> np.ndarray:
+    """spec.ordering.ArgSort: stable ``np.argsort``; descending keeps equal elements in
+    their original order (``n - 1 - flip(argsort(flip(arg)))``)."""
+    a = node.axis
+    if not node.descending:
+        return np.argsort(arg, axis=a, kind="stable").astype(node.dtype, copy=False)
+    n = arg.shape[a]
+    flipped = np.argsort(np.flip(arg, axis=a), axis=a, kind="stable")
+    return (n - 1 - np.flip(flipped, axis=a)).astype(node.dtype, copy=False)
+
+
+def eval_search_sorted(node: SearchSorted, sorted_: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """spec.ordering.SearchSorted: ``np.searchsorted`` with the node's side."""
+    return np.asarray(np.searchsorted(sorted_, values, side=node.side), dtype=node.dtype)
+
+
+def eval_scan(node: Scan, arg: np.ndarray) -> np.ndarray:
+    """spec.ordering.Scan: ``np.cumsum``/``np.cumprod`` in the node's dtype; with
+    ``include_initial``, the monoid's identity first."""
+    scan = np.cumsum if node.monoid.name == "sum" else np.cumprod
+    out = scan(arg, axis=node.axis, dtype=node.dtype)
+    if node.include_initial:
+        shape = list(arg.shape)
+        shape[node.axis] = 1
+        first = np.full(shape, node.monoid.identity, dtype=node.dtype)
+        out = np.concatenate([first, out], axis=node.axis)
+    return out

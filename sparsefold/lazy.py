@@ -1,7 +1,13 @@
 """Lazy arrays: a program (an IR node) plus the user arrays bound to its inputs.
 
 Nothing is computed until :meth:`LazyArray.interpret` (the reference interpreter) or
-:meth:`LazyArray.compute` (one compiled kernel) is called.
+:meth:`LazyArray.compute` (one compiled kernel) is called, or until Python needs a value now:
+a conversion to a Python scalar (``bool``, ``int``, ``float``, ``complex``,
+``operator.index`` of a 0-d array), ``__array__`` and ``__dlpack__``. Those materialize the
+program with the engine its size calls for (``sparsefold.materialize``). ``x[key] = value``
+and the in-place operators (``x += y``) make ``x`` a new program; no array is written.
+``x.__array_namespace__()`` is ``sparsefold.array_api``, the array API standard's
+namespace over these arrays (docs/array_api.md).
 ``sf.asarray`` wraps an array *without copying it*; ``sf.symbol`` makes an input with
 symbolic sizes for the verifier.
 
@@ -42,13 +48,14 @@ class LazyArray:
     """An array-valued program. Supports NumPy-style operators, indexing and methods; every
     operation builds IR and checks it immediately (ill-formed programs fail here)."""
 
-    __slots__ = ("node", "bindings")
+    __slots__ = ("node", "bindings", "_value")
     __array_priority__ = 1000  # NumPy defers to our operators (and __array_ufunc__ below)
     __hash__ = None  # == builds a comparison, so arrays are not hashable (like NumPy's)
 
     def __init__(self, node: Node, bindings: Mapping[str, Any] | None = None):
         self.node = node
         self.bindings = dict(bindings or {})
+        self._value = None  # (node, value) once materialized (sparsefold.materialize)
 
     # --- description ---------------------------------------------------------------------
     @property
@@ -81,9 +88,88 @@ class LazyArray:
         head = f"<sparsefold.LazyArray shape={self.shape} dtype={self.dtype}>"
         return head + "\n" + repr(canonical(self)[0])
 
-    def __bool__(self):
-        raise TypeError("the truth value of a lazy array is unknown until it is computed; "
-                        "call .interpret() first")
+    # --- conversions to Python scalars: computed now (sparsefold.materialize) --------------
+    def _scalar(self, what: str):
+        if self.ndim:
+            raise TypeError(f"the truth value of a lazy array of shape {self.shape} is "
+                            f"ambiguous" if what == "bool" else
+                            f"only 0-d arrays can be converted to Python {what}; this one "
+                            f"has shape {self.shape}")
+        from sparsefold.materialize import has_data, scalar
+        if not has_data(self):
+            raise TypeError(f"the {what} value of a lazy array over symbolic inputs is "
+                            f"unknown until they are bound; call .interpret(...) first")
+        return scalar(self)
+
+    def __bool__(self) -> bool:
+        return bool(self._scalar("bool"))
+
+    def __int__(self) -> int:
+        if self.dtype.kind == "c":
+            raise TypeError("int() of a complex array; take .real or abs() first")
+        return int(self._scalar("int"))
+
+    def __float__(self) -> float:
+        if self.dtype.kind == "c":
+            raise TypeError("float() of a complex array; take .real or abs() first")
+        return float(self._scalar("float"))
+
+    def __complex__(self) -> complex:
+        return complex(self._scalar("complex"))
+
+    def __index__(self) -> int:
+        if self.dtype.kind not in "iu":
+            raise TypeError(f"only integer arrays can be used as an index, found {self.dtype}")
+        return int(self._scalar("int"))
+
+    # --- the array API standard's array attributes and protocols ---------------------------
+    def __array_namespace__(self, /, *, api_version: str | None = None):
+        """The array API namespace of these arrays: ``sparsefold.array_api``."""
+        from sparsefold import array_api
+        return array_api._namespace(api_version)
+
+    @property
+    def device(self):
+        """Where the array lives: the host CPU (the only device)."""
+        from sparsefold.array_api._info import CPU
+        return CPU
+
+    def to_device(self, device, /, *, stream=None) -> LazyArray:
+        from sparsefold.array_api._info import check_device
+        check_device(device)
+        if stream is not None:
+            raise ValueError("to_device: sparsefold has no streams; pass stream=None")
+        return self
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """The computed array's DLPack capsule (a dense NumPy array: DLPack has no sparse
+        layout), by NumPy's own ``__dlpack__``."""
+        from sparsefold.materialize import dense_value
+        if stream is not None:
+            raise BufferError("__dlpack__: sparsefold has no streams; pass stream=None")
+        kwargs = {} if max_version is None else {"max_version": max_version}
+        if dl_device is not None:
+            kwargs["dl_device"] = dl_device
+        if copy is not None:
+            kwargs["copy"] = copy
+        return dense_value(self).__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return (1, 0)  # kDLCPU, device 0
+
+    def __setitem__(self, key, value) -> None:
+        """``x[key] = value``: ``x`` becomes the program that places ``value`` (cast to
+        ``x``'s dtype, broadcast to the region) into ``x``'s region ``key`` — basic
+        indexing (``spec.ops_place``) or a boolean mask (``where``). The arrays ``x`` and
+        ``value`` wrap are not written."""
+        from sparsefold.index_keys import place
+        node, bindings = place(self, key, value)
+        self._become(node, bindings)
+
+    def _become(self, node: Node, bindings) -> None:
+        self.node = node
+        self.bindings = dict(bindings)
+        self._value = None
 
     # --- evaluation ----------------------------------------------------------------------
     def interpret(self, **inputs: Any) -> np.ndarray:
@@ -100,7 +186,12 @@ class LazyArray:
         return compute(self, out)
 
     def __array__(self, dtype=None, copy=None):
-        out = self.interpret()
+        """The computed array, dense (``sparsefold.materialize``: the interpreter for small
+        programs, a compiled kernel above ``SPARSEFOLD_INTERPRET_MAX``)."""
+        from sparsefold.materialize import dense_value
+        out = dense_value(self)
+        if copy is False and dtype is not None and np.dtype(dtype) != out.dtype:
+            raise ValueError("__array__: copy=False, but the dtype asks for a copy")
         return out if dtype is None else out.astype(dtype)
 
     # NumPy functions and ufuncs on lazy arrays build programs (sparsefold/numpy_protocol.py)
@@ -263,6 +354,34 @@ class LazyArray:
     def __rlshift__(self, o): return _f().apply("bitwise_left_shift", o, self)
     def __rshift__(self, o): return _f().apply("bitwise_right_shift", self, o)
     def __rrshift__(self, o): return _f().apply("bitwise_right_shift", o, self)
+
+    # --- in-place operators: x becomes the program x op y, in x's dtype --------------------
+    def _inplace(self, result: LazyArray) -> LazyArray:
+        if result.shape != self.shape:
+            raise IllFormedProgram(f"in-place operation: the result has shape {result.shape}, "
+                                   f"the array {self.shape}; it cannot change shape")
+        if result.dtype != self.dtype:
+            if not np.can_cast(result.dtype, self.dtype, casting="same_kind"):
+                raise IllFormedProgram(f"in-place operation: cannot store the {result.dtype} "
+                                       f"result in an array of {self.dtype} (same_kind "
+                                       f"casting)")
+            result = result.astype(self.dtype)
+        self._become(result.node, result.bindings)
+        return self
+
+    def __iadd__(self, o): return self._inplace(self + o)
+    def __isub__(self, o): return self._inplace(self - o)
+    def __imul__(self, o): return self._inplace(self * o)
+    def __itruediv__(self, o): return self._inplace(self / o)
+    def __ifloordiv__(self, o): return self._inplace(self // o)
+    def __imod__(self, o): return self._inplace(self % o)
+    def __ipow__(self, o): return self._inplace(self ** o)
+    def __imatmul__(self, o): return self._inplace(self @ o)
+    def __iand__(self, o): return self._inplace(self & o)
+    def __ior__(self, o): return self._inplace(self | o)
+    def __ixor__(self, o): return self._inplace(self ^ o)
+    def __ilshift__(self, o): return self._inplace(self << o)
+    def __irshift__(self, o): return self._inplace(self >> o)
 
 
 def _f():

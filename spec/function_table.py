@@ -103,7 +103,7 @@ _builtin("logical_or", 2, np.logical_or, "(({0} != 0) or ({1} != 0))", "x or y (
 _builtin("logical_xor", 2, np.logical_xor, "(({0} != 0) != ({1} != 0))", "x xor y (bool)",
          commutative=True, associative=True)
 _builtin("logical_not", 1, np.logical_not, "({0} == 0)", "not x (bool; f(0) is True)")
-_builtin("where", 3, np.where, "({1} if {0} else {2})", "y where c else z")
+_builtin("where", 3, np.where, "({1} if {0} else {2})", "y where c else z", promotes=(1, 2))
 
 # --- bitwise (bool and integers) --------------------------------------------------------------
 _builtin("bitwise_and", 2, np.bitwise_and, (("biu", "({0} & {1})"),), "x & y",
