@@ -174,6 +174,22 @@ def _cast_value(value: Any, dtype: np.dtype) -> LazyArray:
     return arr if arr.dtype == dtype else arr.astype(dtype)
 
 
+def _spread_over_mask(mask: LazyArray, v: LazyArray, x: LazyArray) -> LazyArray:
+    """``x[mask] = v`` with ``v`` holding one value (or trailing block) per selected
+    element, in row-major order: the value read at each position is ``v[r]``, ``r`` the
+    number of selected elements before it (``cumsum(mask) - 1``, from the computed mask),
+    so the assignment is a ``where`` over a gather of ``v``."""
+    from sparsefold import functions as f
+    data = _materialized_mask(mask)
+    count = int(np.count_nonzero(data))
+    if v.ndim == 0 or v.shape[0] != count:
+        raise IllFormedIndex(f"x[mask] = value: the mask selects {count} elements, the value "
+                             f"has shape {v.shape}")
+    rank = np.maximum(np.cumsum(data.reshape(-1)) - 1, 0).reshape(data.shape)
+    spread = f.take(v, rank.astype(np.int64), axis=0)
+    return spread
+
+
 def place(x: LazyArray, key: Any, value: Any) -> tuple[Node, dict[str, Any]]:
     """The program and bindings of ``x`` after ``x[key] = value``: a boolean mask key is
     ``where(mask, value, x)``; a basic key (integers, slices, ``...``, ``None``) places the
@@ -198,6 +214,11 @@ def place(x: LazyArray, key: Any, value: Any) -> tuple[Node, dict[str, Any]]:
                                      zip(mask.node.shape, x.node.shape)):
             raise IllFormedIndex(f"boolean index of shape {mask.shape} does not match the "
                                  f"indexed array's shape {x.shape}")
+        trailing = x.shape[mask.ndim:]
+        if v.ndim > len(trailing):  # the region is (count,) + trailing
+            # a leading 1 broadcasts; else one value (block) per selected element, in order
+            v = v[0] if v.ndim == len(trailing) + 1 and v.shape[0] == 1 else \
+                _spread_over_mask(mask, v, x)
         mask = f.reshape(mask, mask.shape + (1,) * (x.ndim - mask.ndim))
         y = f.where(mask, v, x)
         return y.node, y.bindings

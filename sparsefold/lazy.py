@@ -37,7 +37,7 @@ from sparsefold.spec.programs import substitute_program
 from sparsefold.storage.describe import describe
 from sparsefold.storage.fills import readable, split_fill
 
-__all__ = ["LazyArray", "asarray", "symbol", "lift", "canonical"]
+__all__ = ["LazyArray", "asarray", "symbol", "lift", "canonical", "rebound"]
 
 # unique per process, so merging two programs' bindings never confuses two arrays; never
 # shown: canonical() renames them by position
@@ -48,7 +48,7 @@ class LazyArray:
     """An array-valued program. Supports NumPy-style operators, indexing and methods; every
     operation builds IR and checks it immediately (ill-formed programs fail here)."""
 
-    __slots__ = ("node", "bindings", "_value")
+    __slots__ = ("node", "bindings", "_value", "_base")
     __array_priority__ = 1000  # NumPy defers to our operators (and __array_ufunc__ below)
     __hash__ = None  # == builds a comparison, so arrays are not hashable (like NumPy's)
 
@@ -56,6 +56,7 @@ class LazyArray:
         self.node = node
         self.bindings = dict(bindings or {})
         self._value = None  # (node, value) once materialized (sparsefold.materialize)
+        self._base = None   # (array, its node, key) for x[i, j, ...]: read off x's value
 
     # --- description ---------------------------------------------------------------------
     @property
@@ -96,7 +97,7 @@ class LazyArray:
                             f"only 0-d arrays can be converted to Python {what}; this one "
                             f"has shape {self.shape}")
         from sparsefold.materialize import has_data, scalar
-        if not has_data(self):
+        if self._base is None and not has_data(self):
             raise TypeError(f"the {what} value of a lazy array over symbolic inputs is "
                             f"unknown until they are bound; call .interpret(...) first")
         return scalar(self)
@@ -169,7 +170,7 @@ class LazyArray:
     def _become(self, node: Node, bindings) -> None:
         self.node = node
         self.bindings = dict(bindings)
-        self._value = None
+        self._value = self._base = None
 
     # --- evaluation ----------------------------------------------------------------------
     def interpret(self, **inputs: Any) -> np.ndarray:
@@ -217,6 +218,10 @@ class LazyArray:
         # a string index over data must name a size the data binds (else it could never be
         # bound); over symbolic inputs (sf.symbol, what verify proves) it may be a new size
         from sparsefold.spec.printer import topological
+        key = _plain_key(key)
+        if _is_0d_mask(key):  # x[True] is x[None][[0]], x[False] is x[None][[]]
+            keep = np.nonzero(np.atleast_1d(_mask_value(key)))[0]
+            return self[None][keep]
         bound = all(n.name in self.bindings for n in topological(self.node)
                     if isinstance(n, Input))
         from sparsefold.index_keys import has_arrays, lift_key
@@ -224,7 +229,12 @@ class LazyArray:
             key, more = lift_key(self, key)
             return LazyArray(getitem(self.node, key, strict=bound),
                              merge_bindings(self.bindings, more))
-        return LazyArray(getitem(self.node, key, strict=bound), self.bindings)
+        out = LazyArray(getitem(self.node, key, strict=bound), self.bindings)
+        if bound and not out.ndim and _all_ints(key):
+            # one element: when it is computed, it can be read off this array's value (one
+            # evaluation for every element a loop reads; sparsefold.materialize)
+            out._base = (self, self.node, key)
+        return out
 
     @property
     def mT(self) -> LazyArray:
@@ -384,6 +394,36 @@ class LazyArray:
     def __irshift__(self, o): return self._inplace(self >> o)
 
 
+def _plain_key(key):
+    """``key`` with 0-d integer arrays in slice bounds read as Python ints (the standard's
+    ``__index__``: computed now)."""
+    def bound(b):
+        return b if b is None or isinstance(b, (int, str)) or not hasattr(b, "__index__") \
+            else b.__index__()
+    def one(k):
+        if isinstance(k, slice):
+            return slice(bound(k.start), bound(k.stop), bound(k.step))
+        return k
+    return tuple(one(k) for k in key) if isinstance(key, tuple) else one(key)
+
+
+def _all_ints(key) -> bool:
+    keys = key if isinstance(key, tuple) else (key,)
+    return all(isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_))
+               for k in keys)
+
+
+def _is_0d_mask(key) -> bool:
+    k = key[0] if isinstance(key, tuple) and len(key) == 1 else key
+    return isinstance(k, (LazyArray, np.ndarray, np.bool_)) and k.ndim == 0 and \
+        k.dtype == np.bool_
+
+
+def _mask_value(key) -> bool:
+    k = key[0] if isinstance(key, tuple) else key
+    return bool(k)
+
+
 def _f():
     from sparsefold import functions
     return functions
@@ -462,6 +502,19 @@ def canonical(x: LazyArray) -> tuple[Node, dict[str, Any]]:
     if all(new.name == old for old, new in renamed.items()):
         return root, values
     return substitute_program(root, inputs=renamed), values
+
+
+def rebound(x: LazyArray, convert) -> LazyArray:
+    """``x``'s program over fresh inputs bound to ``convert(array)`` of each array it reads
+    (``asarray(x, copy=True)``: the copies must not share names with the originals, or a
+    program reading both would bind one name twice)."""
+    renamed, values = {}, {}
+    for n in topological(x.node):
+        if isinstance(n, Input) and n.name in x.bindings and n.name not in renamed:
+            new = f"a{next(_names)}"
+            renamed[n.name] = dataclasses.replace(n, name=new)
+            values[new] = convert(x.bindings[n.name])
+    return LazyArray(substitute_program(x.node, inputs=renamed), values)
 
 
 def merge_bindings(*bindings: Mapping[str, Any]) -> dict[str, Any]:

@@ -109,6 +109,14 @@ def compiled_value(x, out: str | None = None) -> Any:
     return _tracer(program, names, out)(*(values[n] for n in names))
 
 
+def _small(x) -> bool:
+    """``x`` is computed (or would be) by the interpreter."""
+    cached = x._value
+    if cached is not None and cached[0] is x.node:
+        return isinstance(cached[1], np.ndarray)
+    return engine_for(x.node) == "interp"
+
+
 def value(x) -> Any:
     """``x`` computed: a NumPy array (the interpreter's result, or a dense-valued compiled
     one) or the sparse container a compiled kernel returns (scipy or pydata, as
@@ -116,6 +124,15 @@ def value(x) -> Any:
     cached = x._value
     if cached is not None and cached[0] is x.node:
         return cached[1]
+    node = x.node
+    if isinstance(node, Input) and node.name in x.bindings and node.format.is_dense:
+        return x.bindings[node.name]  # the array itself
+    if x._base is not None:  # x = base[i, j, ...]: read off the base's value when it is small
+        base, base_node, key = x._base
+        if base.node is base_node and _small(base):
+            out = np.asarray(dense_value(base)[key])
+            x._value = (x.node, out)
+            return out
     from sparsefold.jit import _canonical
     program, values = _canonical(x)
     if engine_for(program) == "interp":

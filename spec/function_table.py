@@ -35,10 +35,44 @@ _builtin("multiply", 2, np.multiply, (("biuf", "({0} * {1})"), ("c", "sf_cmul({0
          "x * y", annihilates=(0, 1), identity=1, commutative=True, associative=True)
 _builtin("divide", 2, np.true_divide, (("biuf", "({0} / {1})"), ("c", "sf_cdiv({0}, {1})")),
          "x / y (true division: integers give float; x/0 is ±inf, 0/0 nan)")
-_builtin("floor_divide", 2, np.floor_divide,
+def _floor_divide(x1, x2):
+    """NumPy's floor division (Python's rules), except where one operand is infinite and the
+    divisor is not zero: there the standard's IEEE ``floor(x1 / x2)`` (``inf // 2`` is inf,
+    not nan; ``-1 // inf`` is -0, not -1)."""
+    out = np.floor_divide(x1, x2)
+    if np.asarray(out).dtype.kind != "f":
+        return out
+    a, b = np.asarray(x1), np.asarray(x2)
+    special = (np.isinf(a) | np.isinf(b)) & (b != 0)
+    if not np.any(special):
+        return out
+    return np.where(special, np.floor(np.true_divide(a, b)), out).astype(
+        np.asarray(out).dtype, copy=False)
+
+
+def _expm1(x):
+    """NumPy's ``expm1``; for complex arguments with an infinite or NaN part, ``exp(x) -
+    1`` (C99's special values, which the standard's table lists), and ``expm1(±0 + 0j)`` is
+    ``+0 + 0j``."""
+    out = np.expm1(x)
+    z = np.asarray(x)
+    if z.dtype.kind != "c":
+        return out
+    out = np.array(out, copy=True)
+    special = ~(np.isfinite(z.real) & np.isfinite(z.imag))
+    if np.any(special):
+        out = np.where(special, np.exp(z) - 1, out).astype(out.dtype, copy=False)
+    zero = (z.real == 0) & (z.imag == 0)
+    re = out.real
+    re[zero] = 0.0
+    return out
+
+
+_builtin("floor_divide", 2, _floor_divide,
          (("f", "sf_floor_divide_f({0}, {1})"), ("i", "sf_floor_divide_i({0}, {1})"),
           ("u", "sf_floor_divide_u({0}, {1})")),
-         "x // y, rounded toward -inf (integers: x // 0 is 0; floats: IEEE)")
+         "x // y, rounded toward -inf (integers: x // 0 is 0; floats: IEEE, and floor(x / y) "
+         "where one operand is infinite)")
 _builtin("remainder", 2, np.remainder,
          (("f", "sf_remainder_f({0}, {1})"), ("i", "sf_remainder_i({0}, {1})"),
           ("u", "sf_remainder_u({0}, {1})")),
@@ -126,7 +160,7 @@ _builtin("bitwise_right_shift", 2, np.right_shift, (("iu", "sf_right_shift({0}, 
 # name, NumPy meaning, f(0) == 0 (declared; check_facts checks it), complex reading, doc
 UNARY_MATH = [
     ("exp", np.exp, False, "cexp", "e ** x"),
-    ("expm1", np.expm1, True, "sf_cexpm1", "e ** x - 1, accurate near 0"),
+    ("expm1", _expm1, True, "sf_cexpm1", "e ** x - 1, accurate near 0"),
     ("log", np.log, False, "clog", "natural logarithm (log 0 is -inf)"),
     ("log1p", np.log1p, True, "sf_clog1p", "log(1 + x), accurate near 0"),
     ("log2", np.log2, False, "sf_clogscaled", "base-2 logarithm"),

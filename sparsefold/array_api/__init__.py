@@ -58,6 +58,7 @@ from sparsefold.array_api._functions import (
     take,
     take_along_axis,
     tile,
+    vecdot,
     where,
 )
 from sparsefold.array_api._info import CPU, Device, __array_namespace_info__
@@ -129,7 +130,6 @@ roll = _f.roll
 matmul = _f.matmul
 matrix_transpose = _f.matrix_transpose
 tensordot = _f.tensordot
-vecdot = _f.vecdot
 tril = _f.tril
 triu = _f.triu
 diff = _f.diff

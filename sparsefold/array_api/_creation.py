@@ -29,7 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from sparsefold.array_api._info import check_device
-from sparsefold.lazy import LazyArray
+from sparsefold.lazy import LazyArray, rebound
 from sparsefold.lazy import asarray as _wrap
 from sparsefold.spec import promotion
 from sparsefold.spec.compute import Iota, Literal
@@ -102,7 +102,7 @@ def asarray(obj, /, *, dtype=None, device=None, copy: bool | None = None) -> Laz
                                  f"copies")
             x = x.astype(want)
         if copy:
-            x = LazyArray(x.node, {k: _copied(v) for k, v in x.bindings.items()})
+            x = rebound(x, _copied)
         elif x is obj:
             x = LazyArray(x.node, x.bindings)  # a new array object over the same program
         return x

@@ -19,7 +19,7 @@ from sparsefold.lazy import LazyArray, asarray
 from sparsefold.spec.errors import IllFormedIndex, IllFormedProgram
 
 __all__ = ["expand_dims", "squeeze", "where", "reshape", "nonzero", "repeat",
-           "broadcast_arrays", "take", "take_along_axis", "tile"]
+           "broadcast_arrays", "take", "take_along_axis", "tile", "vecdot"]
 
 
 def expand_dims(x, /, axis: int = 0) -> LazyArray:
@@ -77,6 +77,17 @@ def repeat(x, repeats, /, *, axis=None) -> LazyArray:
         if repeats.dtype.kind not in "iu":
             raise IllFormedProgram(f"repeat: repeats must be integers, found {repeats.dtype}")
         repeats = [int(r) for r in repeats.reshape(-1)] if repeats.ndim else int(repeats)
+    if isinstance(repeats, (list, tuple)) and len(repeats) != 1:
+        # a count per element: gather each element's index its count times
+        x = asarray(x)
+        if axis is None:
+            x, axis = f.reshape(x, (-1,)), 0
+        n = x.shape[axis]
+        if len(repeats) != n or any(r < 0 for r in repeats):
+            raise IllFormedProgram(f"repeat: expected {n} non-negative counts, found "
+                                   f"{list(repeats)}")
+        index = np.repeat(np.arange(n, dtype=np.int64), repeats)
+        return f.take(x, index, axis=axis)
     return f.repeat(x, repeats, axis=axis)
 
 
@@ -124,3 +135,19 @@ def take_along_axis(x, indices, /, *, axis: int = -1) -> LazyArray:
         else:
             keys.append(LazyArray(Iota(shape, d)))
     return x[tuple(keys)]
+
+
+def vecdot(x1, x2, /, *, axis: int = -1) -> LazyArray:
+    """The dot product along ``axis`` (``conj(x1) * x2`` summed); the two operands' axis
+    must have one size — the standard does not broadcast the contracted axis."""
+    a, b = asarray(x1), asarray(x2)
+    nd = max(a.ndim, b.ndim)
+    if not -min(a.ndim, b.ndim) <= axis < 0:
+        raise IllFormedProgram(f"vecdot: axis must be negative and within both arrays' "
+                               f"dimensions, found {axis}")
+    sa = (1,) * (nd - a.ndim) + a.shape
+    sb = (1,) * (nd - b.ndim) + b.shape
+    if sa[axis] != sb[axis]:
+        raise IllFormedProgram(f"vecdot: the contracted axis has sizes {sa[axis]} and "
+                               f"{sb[axis]}; expected them equal")
+    return f.vecdot(a, b, axis=axis)

@@ -21,6 +21,7 @@ from typing import NamedTuple
 import numpy as np
 
 from sparsefold import functions as f
+from sparsefold.array_api._functions import vecdot
 from sparsefold.elementwise import ELEMENTWISE as _E
 from sparsefold.lazy import LazyArray, asarray
 from sparsefold.spec.errors import IllFormedProgram
@@ -33,7 +34,6 @@ __all__ = ["cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "m
 matmul = f.matmul
 matrix_transpose = f.matrix_transpose
 tensordot = f.tensordot
-vecdot = f.vecdot
 outer = f.outer
 
 
@@ -48,10 +48,7 @@ def trace(x, /, *, offset: int = 0, dtype=None) -> LazyArray:
 def cross(x1, x2, /, *, axis: int = -1) -> LazyArray:
     """The cross product of 3-vectors along ``axis`` (the operands broadcast)."""
     a, b = asarray(x1), asarray(x2)
-    if a.ndim != b.ndim:
-        raise IllFormedProgram(f"cross: x1 and x2 must have the same number of dimensions, "
-                               f"found {a.ndim} and {b.ndim}")
-    if not -a.ndim <= axis < 0:
+    if not -min(a.ndim, b.ndim) <= axis < 0:
         raise IllFormedProgram(f"cross: axis must be negative and within {a.ndim} dimensions,"
                                f" found {axis}")
     if a.shape[axis] != 3 or b.shape[axis] != 3:
@@ -61,11 +58,11 @@ def cross(x1, x2, /, *, axis: int = -1) -> LazyArray:
     bi = [f.take(b, np.array(i), axis=axis) for i in range(3)]
     parts = [ai[1] * bi[2] - ai[2] * bi[1], ai[2] * bi[0] - ai[0] * bi[2],
              ai[0] * bi[1] - ai[1] * bi[0]]
-    return f.stack(parts, axis=axis)
+    return f.stack(parts, axis=axis)  # the operands' other axes have broadcast
 
 
 def _abs(x):
-    return _E["abs"](x)
+    return f.abs(x)
 
 
 def _real_dtype(x) -> np.dtype:
