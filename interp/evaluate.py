@@ -51,17 +51,52 @@ def bind_sizes(program: Node, arrays: Mapping[str, np.ndarray]) -> dict[str, int
     return env
 
 
+def _unknown_order(root: Node, known: Mapping[int, Any]) -> list[Node]:
+    """``topological(root)`` without the known nodes and what only they read."""
+    if id(root) in known:
+        return []
+    order: list[Node] = []
+    seen: set[int] = set()
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        for o in reversed(node.operands()):
+            if id(o) not in seen and id(o) not in known:
+                stack.append((o, False))
+    return order
+
+
 def _size(e: sz.Expr, env: Mapping[str, int]) -> int:
     return int(sz.evaluate(e, env))
 
 
-def evaluate(program: Node, inputs: Mapping[str, Any]) -> np.ndarray:
-    """Evaluate ``program`` on ``inputs`` (input name → array) and return a dense array."""
-    arrays = {name: densify(v, name) for name, v in inputs.items()}
-    env = bind_sizes(program, arrays)
-    values: dict[int, np.ndarray] = {}
+def evaluate(program: Node, inputs: Mapping[str, Any],
+             known: Mapping[int, np.ndarray] | None = None) -> np.ndarray:
+    """Evaluate ``program`` on ``inputs`` (input name → array) and return a dense array.
+    ``known``: values already computed for some of its nodes (``id(node)`` → the node's
+    dense value), used as they are — neither they nor what only they read is evaluated
+    again (the front end's materialization remembers the arrays it computed)."""
+    if known:
+        order = _unknown_order(program, known)
+        needed = {n.name for n in order if isinstance(n, Input)}
+        arrays = {name: densify(v, name) for name, v in inputs.items() if name in needed}
+        inputs_ = [n for n in order if isinstance(n, Input)]
+        env = storage_bind_sizes(inputs_, arrays)
+        values: dict[int, np.ndarray] = dict(known)
+    else:
+        order = topological(program)
+        arrays = {name: densify(v, name) for name, v in inputs.items()}
+        env = bind_sizes(program, arrays)
+        values = {}
     with np.errstate(all="ignore"):
-        for node in topological(program):
+        for node in order:
             values[id(node)] = _eval(node, values, arrays, env)
     out = values[id(program)]
     expected = tuple(_size(n, env) for n in program.shape)
@@ -146,7 +181,7 @@ def eval_map(node: Map, args, env) -> np.ndarray:
 
 def eval_reduce(node: Reduce, arg: np.ndarray, values) -> np.ndarray:
     """spec.compute.Reduce: NumPy's reduction over ``axes`` with the node's dtype."""
-    if _is_contraction(node):
+    if _is_contraction(node) and all(id(a) in values for a in node.arg.args):
         return _contract(node, [values[id(a)] for a in node.arg.args])
     m = node.monoid
     kwargs = {"dtype": node.dtype} if m.takes_dtype else {}

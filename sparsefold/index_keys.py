@@ -146,7 +146,8 @@ def _check_mask(mask: np.ndarray, shape, axis: int) -> None:
                              f"but a boolean mask covers axes {axis}..{axis + mask.ndim - 1}")
     for d, m in enumerate(mask.shape):
         n = sz.const_value(shape[axis + d])
-        if n is not None and n != m:
+        if n is not None and n != m and not (m == 0 and mask.size == 0):  # NumPy: an empty
+            # mask selects nothing whatever the sizes it faces
             raise IllFormedIndex(f"boolean index did not match indexed array along axis "
                                  f"{axis + d}; size of axis is {n} but size of corresponding "
                                  f"boolean axis is {m}")

@@ -159,13 +159,35 @@ class LazyArray:
         return (1, 0)  # kDLCPU, device 0
 
     def __setitem__(self, key, value) -> None:
-        """``x[key] = value``: ``x`` becomes the program that places ``value`` (cast to
-        ``x``'s dtype, broadcast to the region) into ``x``'s region ``key`` — basic
-        indexing (``spec.ops_place``) or a boolean mask (``where``). The arrays ``x`` and
-        ``value`` wrap are not written."""
+        """``x[key] = value``. When ``x`` is a writeable NumPy array wrapped as it is (no
+        program), the value is computed and written into that array, as NumPy does — every
+        array sharing it (``asarray(x, copy=False)``) sees the write. Otherwise ``x``
+        becomes the program that places ``value`` (cast to ``x``'s dtype, broadcast to the
+        region) into ``x``'s region ``key`` — basic indexing (``spec.ops_place``) or a
+        boolean mask (``where``); no sparse or foreign array is written."""
+        target = self._writeable()
+        if target is not None:
+            from sparsefold.materialize import dense_value
+            v = dense_value(value) if isinstance(value, LazyArray) else value
+            k = _plain_key(key)
+            k = tuple(dense_value(i) if isinstance(i, LazyArray) else i for i in k) \
+                if isinstance(k, tuple) else (dense_value(k) if isinstance(k, LazyArray) else k)
+            target[k] = v
+            from sparsefold.materialize import written
+            written()  # values computed from this array are out of date
+            return
         from sparsefold.index_keys import place
         node, bindings = place(self, key, value)
         self._become(node, bindings)
+
+    def _writeable(self) -> np.ndarray | None:
+        """The NumPy array this array is, when it is one bound as it is and writeable."""
+        node = self.node
+        if isinstance(node, Input) and node.format.is_dense:
+            arr = self.bindings.get(node.name)
+            if isinstance(arr, np.ndarray) and arr.flags.writeable:
+                return arr
+        return None
 
     def _become(self, node: Node, bindings) -> None:
         self.node = node
@@ -234,6 +256,8 @@ class LazyArray:
             # one element: when it is computed, it can be read off this array's value (one
             # evaluation for every element a loop reads; sparsefold.materialize)
             out._base = (self, self.node, key)
+            from sparsefold.materialize import known_element
+            known_element(out)
         return out
 
     @property
@@ -376,6 +400,13 @@ class LazyArray:
                                        f"result in an array of {self.dtype} (same_kind "
                                        f"casting)")
             result = result.astype(self.dtype)
+        target = self._writeable()
+        if target is not None:  # NumPy's in-place update of the array itself
+            from sparsefold.materialize import dense_value
+            np.copyto(target, dense_value(result))
+            from sparsefold.materialize import written
+            written()
+            return self
         self._become(result.node, result.bindings)
         return self
 
@@ -395,14 +426,20 @@ class LazyArray:
 
 
 def _plain_key(key):
-    """``key`` with 0-d integer arrays in slice bounds read as Python ints (the standard's
-    ``__index__``: computed now)."""
+    """``key`` with 0-d integer arrays — entries and slice bounds — read as Python ints (the
+    standard's ``__index__``: computed now, when they have data)."""
     def bound(b):
         return b if b is None or isinstance(b, (int, str)) or not hasattr(b, "__index__") \
             else b.__index__()
     def one(k):
         if isinstance(k, slice):
             return slice(bound(k.start), bound(k.stop), bound(k.step))
+        if isinstance(k, (LazyArray, np.ndarray)) and k.ndim == 0 and k.dtype.kind in "iu":
+            if isinstance(k, np.ndarray):
+                return int(k)
+            from sparsefold.materialize import has_data
+            if k._base is not None or has_data(k):
+                return k.__index__()  # a 0-d integer index is an integer (computed now)
         return k
     return tuple(one(k) for k in key) if isinstance(key, tuple) else one(key)
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -34,7 +35,7 @@ from sparsefold.spec.printer import topological
 from sparsefold.spec.programs import substitute_program
 
 __all__ = ["INTERPRET_MAX", "engine_for", "value", "compiled_value", "dense_value", "scalar",
-           "has_data"]
+           "has_data", "written"]
 
 
 def _interpret_max() -> int:
@@ -51,19 +52,23 @@ def _interpret_max() -> int:
 INTERPRET_MAX = _interpret_max()
 
 
-def _dense_size(node) -> int | None:
-    n = sz.product(node.shape)
-    return sz.const_value(n) if sz.is_const(n) else None
+def _small_nodes(order) -> bool:
+    """Every node of ``order`` holds at most :data:`INTERPRET_MAX` elements densely."""
+    for node in order:
+        n = 1
+        for size in node.shape:
+            if not isinstance(size, sz.Const):
+                return False
+            n *= size.value
+        if n > INTERPRET_MAX:
+            return False
+    return True
 
 
 def engine_for(program) -> str:
     """"interp" when every node of ``program`` holds at most :data:`INTERPRET_MAX` elements
     densely, else "compiled"."""
-    for node in topological(program):
-        n = _dense_size(node)
-        if n is None or n > INTERPRET_MAX:
-            return "compiled"
-    return "interp"
+    return "interp" if _small_nodes(topological(program)) else "compiled"
 
 
 # one traced function per (concrete program, out): its kernels (keyed by the *symbolic*
@@ -109,21 +114,101 @@ def compiled_value(x, out: str | None = None) -> Any:
     return _tracer(program, names, out)(*(values[n] for n in names))
 
 
+# Values the interpreter computed, by node (the programs a loop of small calls builds share
+# nodes: x[i] == y[i] reads x's and y's values instead of evaluating them again). Every
+# entry holds its node, so ids stay unique while it is here; a write into an array that
+# programs read (``x[key] = v`` on a NumPy array) starts a new epoch and forgets them all.
+_KNOWN: OrderedDict[int, tuple[Any, int, np.ndarray, tuple]] = OrderedDict()
+_KNOWN_MAX = 4096             # entries ...
+_KNOWN_TOTAL = 1 << 22        # ... and elements held in all (32 MiB of float64)
+_KNOWN_ELEMENTS = 1 << 16     # the largest value remembered
+_EPOCH = [0]
+_TOTAL = [0]
+_LOCK = threading.Lock()
+
+
+def written() -> None:
+    """A NumPy array that programs may read was written: forget every computed value."""
+    with _LOCK:
+        _EPOCH[0] += 1
+        _KNOWN.clear()
+        _TOTAL[0] = 0
+
+
+def _remember(node, out, bindings) -> None:
+    """Remember ``node``'s value, with the arrays it was computed from (a node is only
+    reused over the same arrays: a program may be bound to other data)."""
+    if isinstance(out, np.ndarray) and out.size <= _KNOWN_ELEMENTS:
+        read = tuple((n.name, bindings[n.name]) for n in topological(node)
+                     if isinstance(n, Input) and n.name in bindings)
+        with _LOCK:
+            old = _KNOWN.pop(id(node), None)
+            if old is not None:
+                _TOTAL[0] -= old[2].size
+            _KNOWN[id(node)] = (node, _EPOCH[0], out, read)
+            _TOTAL[0] += out.size
+            while len(_KNOWN) > _KNOWN_MAX or _TOTAL[0] > _KNOWN_TOTAL:
+                _TOTAL[0] -= _KNOWN.popitem(last=False)[1][2].size
+
+
+def _known_for(order, bindings) -> dict[int, np.ndarray]:
+    with _LOCK:
+        if not _KNOWN:
+            return {}
+        found = {}
+        for node in order:
+            hit = _KNOWN.get(id(node))
+            if hit is not None and hit[0] is node and hit[1] == _EPOCH[0] and all(
+                    bindings.get(name) is arr for name, arr in hit[3]):
+                found[id(node)] = hit[2]
+                _KNOWN.move_to_end(id(node))  # recently used: kept longest
+        return found
+
+
+def _cached(x):
+    c = x._value
+    if c is not None and c[0] is x.node and c[1] == _EPOCH[0]:
+        return c
+    return None
+
+
+def known_element(x) -> None:
+    """``x = base[i, j, ...]``: when ``base``'s dense value is at hand (a NumPy array bound
+    as it is, or a value computed before), ``x``'s is one read away; remember it now, so
+    programs built on ``x`` find it (a loop reading elements evaluates nothing twice)."""
+    base, base_node, key = x._base
+    if base.node is not base_node:
+        return
+    c = _cached(base)
+    if c is not None:
+        got = c[2]
+    else:
+        node = base.node
+        if not (isinstance(node, Input) and node.format.is_dense):
+            return
+        got = base.bindings.get(node.name)
+    if isinstance(got, np.ndarray):
+        out = np.asarray(got[key])
+        x._value = (x.node, _EPOCH[0], out)
+        _remember(x.node, out, x.bindings)
+
+
 def _small(x) -> bool:
     """``x`` is computed (or would be) by the interpreter."""
-    cached = x._value
-    if cached is not None and cached[0] is x.node:
-        return isinstance(cached[1], np.ndarray)
+    c = _cached(x)
+    if c is not None:
+        return isinstance(c[2], np.ndarray)
     return engine_for(x.node) == "interp"
 
 
 def value(x) -> Any:
     """``x`` computed: a NumPy array (the interpreter's result, or a dense-valued compiled
     one) or the sparse container a compiled kernel returns (scipy or pydata, as
-    ``LazyArray.compute``). Remembered on ``x`` until its program changes."""
-    cached = x._value
-    if cached is not None and cached[0] is x.node:
-        return cached[1]
+    ``LazyArray.compute``). Remembered on ``x`` until its program changes or an array it
+    may read is written."""
+    c = _cached(x)
+    if c is not None:
+        return c[2]
     node = x.node
     if isinstance(node, Input) and node.name in x.bindings and node.format.is_dense:
         return x.bindings[node.name]  # the array itself
@@ -131,16 +216,23 @@ def value(x) -> Any:
         base, base_node, key = x._base
         if base.node is base_node and _small(base):
             out = np.asarray(dense_value(base)[key])
-            x._value = (x.node, out)
+            x._value = (node, _EPOCH[0], out)
+            _remember(node, out, x.bindings)
             return out
-    from sparsefold.jit import _canonical
-    program, values = _canonical(x)
-    if engine_for(program) == "interp":
+    order = topological(node)
+    if _small_nodes(order):
         from sparsefold.interp import evaluate
-        out = evaluate(program, values)
+        from sparsefold.spec.fills import prepare
+        for n in order:
+            if isinstance(n, Input) and n.name not in x.bindings:
+                raise InvalidData(f"input {n.name!r} has no data; bind it with sf.asarray")
+        program = prepare(node)
+        known = _known_for(order if program is node else topological(program), x.bindings)
+        out = evaluate(program, x.bindings, known)
+        _remember(node, out, x.bindings)
     else:
         out = compiled_value(x)
-    x._value = (x.node, out)
+    x._value = (node, _EPOCH[0], out)
     return out
 
 

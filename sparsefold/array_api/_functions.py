@@ -35,9 +35,22 @@ def where(condition, x1, x2, /) -> LazyArray:
 
 
 def reshape(x, /, shape, *, copy: bool | None = None) -> LazyArray:
-    """Reshape; no copy is ever made (the result is a program over ``x``), so every
-    ``copy`` is honoured."""
-    return f.reshape(x, shape)
+    """Reshape. A NumPy array wrapped as it is (no program) is reshaped as NumPy reshapes
+    it: a view of the same memory, as the standard's ``copy=None``/``False`` asks (writes
+    through either are seen by both); anything else is a program over ``x`` (a reshape
+    never copies data; ``copy=True`` copies what it reads)."""
+    x = asarray(x)
+    data = x._writeable() if not copy else None
+    if data is not None and data.flags.c_contiguous:
+        try:
+            return asarray(data.reshape(tuple(int(n) for n in shape)))
+        except (TypeError, ValueError):
+            pass  # an ill-formed shape: the language says what is wrong
+    y = f.reshape(x, shape)
+    if copy:
+        from sparsefold.lazy import rebound
+        y = rebound(y, lambda a: a.copy())
+    return y
 
 
 def tile(x, repetitions, /) -> LazyArray:
