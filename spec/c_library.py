@@ -266,6 +266,18 @@ cdef inline sf_cfloat sf_cexpm1(sf_cfloat z) noexcept nogil:
         return CMPLXF(<float>re, <float>im)
     return CMPLX(re, im)""", ("sf_cfloat", "sin", "cos", "exp", "expm1", "isfinite", "cexp",
                               "CMPLX", "CMPLXF")),
+    # C99's ctanh, except that tanh(±inf + bj) of a finite b is ±1 + 0j with the sign of b
+    # (the standard's table; C99 has sin(2b))
+    "sf_ctanh": ("""\
+cdef inline sf_cfloat sf_ctanh(sf_cfloat z) noexcept nogil:
+    cdef double complex w = ctanh(CMPLX(z.real, z.imag))
+    cdef double im = w.imag
+    if isinf(z.real) and isfinite(z.imag):
+        im = copysign(0, z.imag)
+    if sf_cfloat is floatcomplex:
+        return CMPLXF(<float>w.real, <float>im)
+    return CMPLX(w.real, im)""", ("sf_cfloat", "ctanh", "isinf", "isfinite", "copysign",
+                                  "CMPLX", "CMPLXF")),
     "sf_clog1p": ("""\
 cdef inline sf_cfloat sf_clog1p(sf_cfloat z) noexcept nogil:
     cdef double zr = z.real, zi = z.imag

@@ -68,6 +68,20 @@ def _expm1(x):
     return out
 
 
+def _tanh(x):
+    """NumPy's ``tanh``; for complex ``±inf + bj`` with a finite ``b``, ``±1 + 0j`` with
+    the sign of ``b`` (the standard's table; C99 and NumPy give the sign of ``sin(2b)``)."""
+    out = np.tanh(x)
+    z = np.asarray(x)
+    if z.dtype.kind != "c":
+        return out
+    out = np.array(out, copy=True)
+    edge = np.isinf(z.real) & np.isfinite(z.imag)
+    im = out.imag
+    im[edge] = np.copysign(0.0, z.imag[edge] if z.ndim else z.imag)
+    return out
+
+
 _builtin("floor_divide", 2, _floor_divide,
          (("f", "sf_floor_divide_f({0}, {1})"), ("i", "sf_floor_divide_i({0}, {1})"),
           ("u", "sf_floor_divide_u({0}, {1})")),
@@ -174,7 +188,7 @@ UNARY_MATH = [
     ("atan", np.arctan, True, "catan", "inverse tangent"),
     ("sinh", np.sinh, True, "csinh", "hyperbolic sine"),
     ("cosh", np.cosh, False, "ccosh", "hyperbolic cosine"),
-    ("tanh", np.tanh, True, "ctanh", "hyperbolic tangent"),
+    ("tanh", _tanh, True, "sf_ctanh", "hyperbolic tangent"),
     ("asinh", np.arcsinh, True, "casinh", "inverse hyperbolic sine"),
     ("acosh", np.arccosh, False, "cacosh", "inverse hyperbolic cosine"),
     ("atanh", np.arctanh, True, "catanh", "inverse hyperbolic tangent"),
