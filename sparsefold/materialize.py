@@ -173,9 +173,10 @@ def _cached(x):
 
 
 def known_element(x) -> None:
-    """``x = base[i, j, ...]``: when ``base``'s dense value is at hand (a NumPy array bound
-    as it is, or a value computed before), ``x``'s is one read away; remember it now, so
-    programs built on ``x`` find it (a loop reading elements evaluates nothing twice)."""
+    """``x = base[i, j, ...]``: when ``base`` is small (the interpreter's), its value is
+    computed now (or read: a NumPy array bound as it is, a value computed before) and
+    ``x``'s is one read away; remember it, so programs built on ``x`` find it (a loop
+    reading elements evaluates ``base`` once, not once per element)."""
     base, base_node, key = x._base
     if base.node is not base_node:
         return
@@ -184,9 +185,15 @@ def known_element(x) -> None:
         got = c[2]
     else:
         node = base.node
-        if not (isinstance(node, Input) and node.format.is_dense):
+        if isinstance(node, Input) and node.format.is_dense:
+            got = base.bindings.get(node.name)
+        elif _small(base) and has_data(base):
+            try:  # reading one element of a small array computes it
+                got = dense_value(base)
+            except Exception:  # noqa: BLE001 - the error belongs to when x is computed
+                return
+        else:
             return
-        got = base.bindings.get(node.name)
     if isinstance(got, np.ndarray):
         out = np.asarray(got[key])
         x._value = (x.node, _EPOCH[0], out)
