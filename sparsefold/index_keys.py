@@ -191,6 +191,14 @@ def _spread_over_mask(mask: LazyArray, v: LazyArray, x: LazyArray) -> LazyArray:
     return spread
 
 
+def _is_plus_zero(value: Any) -> bool:
+    """``value`` is a scalar +0 (not -0.0, whose sign a zero store would lose)."""
+    if not isinstance(value, (bool, int, float, complex, np.generic)):
+        return False
+    z = complex(value)
+    return z == 0 and np.copysign(1.0, z.real) > 0 and np.copysign(1.0, z.imag) > 0
+
+
 def place(x: LazyArray, key: Any, value: Any) -> tuple[Node, dict[str, Any]]:
     """The program and bindings of ``x`` after ``x[key] = value``: a boolean mask key is
     ``where(mask, value, x)``; a basic key (integers, slices, ``...``, ``None``) places the
@@ -244,8 +252,15 @@ def place(x: LazyArray, key: Any, value: Any) -> tuple[Node, dict[str, Any]]:
             slices.append((i, i + 1, 1))
     from sparsefold.spec.ops_index import normalize_slice
     counts = tuple(normalize_slice(n, *t)[2] for n, t in zip(x.node.shape, slices))
-    spread = f.broadcast_to(v, region.shape)  # the value over the region, as x[key] is
-    if tuple(spread.node.shape) != counts:  # integers keep their axis; None axes go
-        spread = f.reshape(spread, tuple(sz.const_value(c) for c in counts))
+    if _is_plus_zero(value) and all(sz.is_const(c) for c in counts):
+        # zeros placed: a region that stores nothing (a sparse array stays sparse)
+        import scipy.sparse as sp
+        shape = tuple(sz.const_value(c) for c in counts)
+        spread = asarray(sp.coo_array(shape, dtype=x.dtype) if shape else
+                         np.zeros((), x.dtype))
+    else:
+        spread = f.broadcast_to(v, region.shape)  # the value over the region, as x[key] is
+        if tuple(spread.node.shape) != counts:  # integers keep their axis; None axes go
+            spread = f.reshape(spread, tuple(sz.const_value(c) for c in counts))
     placed = Place(x.node, spread.node, tuple(slices))
     return placed, merge_bindings(x.bindings, spread.bindings)

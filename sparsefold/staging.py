@@ -22,7 +22,6 @@ Over sparse storage (COO coordinates of the stored entries):
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
 import numpy as np
@@ -31,12 +30,9 @@ from sparsefold.spec.compute import Input
 from sparsefold.spec.ordering import ORDERING_NODES, ArgSort, Scan, SearchSorted, Sort
 from sparsefold.spec.printer import topological
 from sparsefold.spec.programs import rebuild
-from sparsefold.storage.describe import describe, is_pydata_sparse
+from sparsefold.storage.describe import is_pydata_sparse
 
 __all__ = ["is_staged", "compute_staged", "run_node"]
-
-_names = itertools.count()
-
 
 def is_staged(program) -> bool:
     """``program`` holds an ordering node (it runs in stages when compiled)."""
@@ -63,10 +59,10 @@ def compute_staged(program, values: dict[str, Any], out: str | None = None) -> A
         if isinstance(new, ORDERING_NODES):
             operands = [_compute(o, _used(o, values), None) for o in new.operands()]
             result = run_node(new, operands)
-            name = f"_s{next(_names)}"
-            info = describe(result)
-            new = Input(name, info.shape, info.dtype, info.format)
-            values[name] = result
+            from sparsefold.lazy import asarray
+            wrapped = asarray(result)  # an input with a fresh name, bound to the result
+            new = wrapped.node
+            values.update(wrapped.bindings)
         done[id(node)] = new
     root = done[id(program)]
     return _compute(root, _used(root, values), out)

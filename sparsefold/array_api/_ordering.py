@@ -112,10 +112,20 @@ def _runs(x) -> tuple[LazyArray, LazyArray, LazyArray, int]:
     return flat, s, starts, n
 
 
+def _at(s: LazyArray, positions: LazyArray) -> LazyArray:
+    """``s[positions]`` of the 1-d sorted ``s``, as the gather of a (1, n) view by two index
+    arrays: a gather by one index array counts the stored entries of every coordinate of
+    its axis, which for the flattened 10^12-element view of a large sparse matrix is
+    10^12 counters; by two it pairs stored entries with positions through a sort."""
+    n = s.shape[0]
+    rows = asarray(np.zeros(positions.shape, dtype=np.int64))
+    return f.reshape(s, (1, n))[rows, positions]
+
+
 def unique_values(x, /) -> LazyArray:
     """The distinct values of ``x``, sorted."""
     _, s, starts, _ = _runs(x)
-    return f.take(s, starts, axis=0)
+    return _at(s, starts)
 
 
 def _counts(starts: LazyArray, n: int) -> LazyArray:
@@ -124,13 +134,13 @@ def _counts(starts: LazyArray, n: int) -> LazyArray:
 
 def unique_counts(x, /) -> UniqueCountsResult:
     _, s, starts, n = _runs(x)
-    return UniqueCountsResult(f.take(s, starts, axis=0), _counts(starts, n))
+    return UniqueCountsResult(_at(s, starts), _counts(starts, n))
 
 
 def unique_inverse(x, /) -> UniqueInverseResult:
     x = asarray(x)
     flat, s, starts, _ = _runs(x)
-    values = f.take(s, starts, axis=0)
+    values = _at(s, starts)
     inverse = f.reshape(searchsorted(values, flat), x.shape)
     return UniqueInverseResult(values, inverse)
 
@@ -138,7 +148,7 @@ def unique_inverse(x, /) -> UniqueInverseResult:
 def unique_all(x, /) -> UniqueAllResult:
     x = asarray(x)
     flat, s, starts, n = _runs(x)
-    values = f.take(s, starts, axis=0)
+    values = _at(s, starts)
     indices = f.take(argsort(flat), starts, axis=0)
     inverse = f.reshape(searchsorted(values, flat), x.shape)
     return UniqueAllResult(values, indices, inverse, _counts(starts, n))
