@@ -175,7 +175,7 @@ def _cast_value(value: Any, dtype: np.dtype) -> LazyArray:
     return arr if arr.dtype == dtype else arr.astype(dtype)
 
 
-def _spread_over_mask(mask: LazyArray, v: LazyArray, x: LazyArray) -> LazyArray:
+def _spread_over_mask(mask: LazyArray, v: LazyArray, x: LazyArray) -> LazyArray | None:
     """``x[mask] = v`` with ``v`` holding one value (or trailing block) per selected
     element, in row-major order: the value read at each position is ``v[r]``, ``r`` the
     number of selected elements before it (``cumsum(mask) - 1``, from the computed mask),
@@ -186,6 +186,8 @@ def _spread_over_mask(mask: LazyArray, v: LazyArray, x: LazyArray) -> LazyArray:
     if v.ndim == 0 or v.shape[0] != count:
         raise IllFormedIndex(f"x[mask] = value: the mask selects {count} elements, the value "
                              f"has shape {v.shape}")
+    if count == 0:
+        return None  # nothing selected: nothing changes
     rank = np.maximum(np.cumsum(data.reshape(-1)) - 1, 0).reshape(data.shape)
     spread = f.take(v, rank.astype(np.int64), axis=0)
     return spread
@@ -228,6 +230,8 @@ def place(x: LazyArray, key: Any, value: Any) -> tuple[Node, dict[str, Any]]:
             # a leading 1 broadcasts; else one value (block) per selected element, in order
             v = v[0] if v.ndim == len(trailing) + 1 and v.shape[0] == 1 else \
                 _spread_over_mask(mask, v, x)
+            if v is None:
+                return x.node, x.bindings
         mask = f.reshape(mask, mask.shape + (1,) * (x.ndim - mask.ndim))
         y = f.where(mask, v, x)
         return y.node, y.bindings
