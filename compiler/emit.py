@@ -102,6 +102,11 @@ def _text_prec(text: str) -> int:
     return _ATOM if _SIMPLE.match(text) or _balanced(text) else 0
 
 
+_COMPLEX_MAKE = {"double complex": "CMPLX", "float complex": "CMPLXF"}
+_REAL_CTYPES = frozenset({"bint", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t",
+                          "uint16_t", "uint32_t", "uint64_t", "float", "double", "sf_half"})
+
+
 def render_expr(e: Expr, parent: int = 0) -> str:
     """Cython text of ``e``, parenthesized only where precedence needs it."""
     text, prec = _render(e)
@@ -127,6 +132,12 @@ def _render(e: Expr) -> tuple[str, int]:
     if isinstance(e, Not):
         return f"not {render_expr(e.a, 4)}", 3
     if isinstance(e, Cast):
+        if e.ctype in _COMPLEX_MAKE and e.a.ctype not in _REAL_CTYPES:
+            # Cython casts a complex value to a complex type by rebuilding it as re + im*I,
+            # which turns an infinite imaginary part's real part into NaN (inf * 0); build it
+            # from its parts with C11's CMPLX instead
+            a = render_expr(e.a, 0)
+            return f"{_COMPLEX_MAKE[e.ctype]}(creal({a}), cimag({a}))", _ATOM
         return f"<{e.ctype}>{render_expr(e.a, _ATOM)}", 12
     if isinstance(e, Cond):
         return (f"{render_expr(e.a, 1)} if {render_expr(e.c, 1)} else {render_expr(e.b, 0)}",

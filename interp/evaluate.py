@@ -29,6 +29,7 @@ from sparsefold.spec.errors import InternalError, InvalidData
 from sparsefold.spec.ir import Node, ShapeOp
 from sparsefold.spec.ops_axes import BroadcastTo
 from sparsefold.spec.ops_gather import Gather, normalize_indices
+from sparsefold.spec.ordering import ArgSort, Scan, SearchSorted, Sort
 from sparsefold.spec.printer import topological
 from sparsefold.storage.binding import bind_sizes as storage_bind_sizes
 from sparsefold.storage.dense import densify
@@ -50,17 +51,52 @@ def bind_sizes(program: Node, arrays: Mapping[str, np.ndarray]) -> dict[str, int
     return env
 
 
+def _unknown_order(root: Node, known: Mapping[int, Any]) -> list[Node]:
+    """``topological(root)`` without the known nodes and what only they read."""
+    if id(root) in known:
+        return []
+    order: list[Node] = []
+    seen: set[int] = set()
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        for o in reversed(node.operands()):
+            if id(o) not in seen and id(o) not in known:
+                stack.append((o, False))
+    return order
+
+
 def _size(e: sz.Expr, env: Mapping[str, int]) -> int:
     return int(sz.evaluate(e, env))
 
 
-def evaluate(program: Node, inputs: Mapping[str, Any]) -> np.ndarray:
-    """Evaluate ``program`` on ``inputs`` (input name → array) and return a dense array."""
-    arrays = {name: densify(v, name) for name, v in inputs.items()}
-    env = bind_sizes(program, arrays)
-    values: dict[int, np.ndarray] = {}
+def evaluate(program: Node, inputs: Mapping[str, Any],
+             known: Mapping[int, np.ndarray] | None = None) -> np.ndarray:
+    """Evaluate ``program`` on ``inputs`` (input name → array) and return a dense array.
+    ``known``: values already computed for some of its nodes (``id(node)`` → the node's
+    dense value), used as they are — neither they nor what only they read is evaluated
+    again (the front end's materialization remembers the arrays it computed)."""
+    if known:
+        order = _unknown_order(program, known)
+        needed = {n.name for n in order if isinstance(n, Input)}
+        arrays = {name: densify(v, name) for name, v in inputs.items() if name in needed}
+        inputs_ = [n for n in order if isinstance(n, Input)]
+        env = storage_bind_sizes(inputs_, arrays)
+        values: dict[int, np.ndarray] = dict(known)
+    else:
+        order = topological(program)
+        arrays = {name: densify(v, name) for name, v in inputs.items()}
+        env = bind_sizes(program, arrays)
+        values = {}
     with np.errstate(all="ignore"):
-        for node in topological(program):
+        for node in order:
             values[id(node)] = _eval(node, values, arrays, env)
     out = values[id(program)]
     expected = tuple(_size(n, env) for n in program.shape)
@@ -88,6 +124,14 @@ def _eval(node: Node, values, arrays, env) -> np.ndarray:
         return eval_shape_op(node, args, env)
     if isinstance(node, Gather):
         return eval_gather(node, args)
+    if isinstance(node, Sort):
+        return eval_sort(node, args[0])
+    if isinstance(node, ArgSort):
+        return eval_argsort(node, args[0])
+    if isinstance(node, SearchSorted):
+        return eval_search_sorted(node, *args)
+    if isinstance(node, Scan):
+        return eval_scan(node, args[0])
     raise InternalError(f"the interpreter has no rule for {type(node).__name__}")
 
 
@@ -137,7 +181,7 @@ def eval_map(node: Map, args, env) -> np.ndarray:
 
 def eval_reduce(node: Reduce, arg: np.ndarray, values) -> np.ndarray:
     """spec.compute.Reduce: NumPy's reduction over ``axes`` with the node's dtype."""
-    if _is_contraction(node):
+    if _is_contraction(node) and all(id(a) in values for a in node.arg.args):
         return _contract(node, [values[id(a)] for a in node.arg.args])
     m = node.monoid
     kwargs = {"dtype": node.dtype} if m.takes_dtype else {}
@@ -234,3 +278,38 @@ def eval_gather(node: Gather, args) -> np.ndarray:
     source = node.source(tuple(grid), tuple(r[kb] if nb else r for r in reads))
     return np.asarray(arg[source] if out_shape else arg[tuple(np.asarray(c) for c in source)],
                       dtype=node.dtype).reshape(out_shape)
+
+
+def eval_sort(node: Sort, arg: np.ndarray) -> np.ndarray:
+    """spec.ordering.Sort: ``np.sort`` along the axis; descending, reversed."""
+    out = np.sort(arg, axis=node.axis, kind="stable")
+    return np.flip(out, axis=node.axis) if node.descending else out
+
+
+def eval_argsort(node: ArgSort, arg: np.ndarray) -> np.ndarray:
+    """spec.ordering.ArgSort: stable ``np.argsort``; descending keeps equal elements in
+    their original order (``n - 1 - flip(argsort(flip(arg)))``)."""
+    a = node.axis
+    if not node.descending:
+        return np.argsort(arg, axis=a, kind="stable").astype(node.dtype, copy=False)
+    n = arg.shape[a]
+    flipped = np.argsort(np.flip(arg, axis=a), axis=a, kind="stable")
+    return (n - 1 - np.flip(flipped, axis=a)).astype(node.dtype, copy=False)
+
+
+def eval_search_sorted(node: SearchSorted, sorted_: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """spec.ordering.SearchSorted: ``np.searchsorted`` with the node's side."""
+    return np.asarray(np.searchsorted(sorted_, values, side=node.side), dtype=node.dtype)
+
+
+def eval_scan(node: Scan, arg: np.ndarray) -> np.ndarray:
+    """spec.ordering.Scan: ``np.cumsum``/``np.cumprod`` in the node's dtype; with
+    ``include_initial``, the monoid's identity first."""
+    scan = np.cumsum if node.monoid.name == "sum" else np.cumprod
+    out = scan(arg, axis=node.axis, dtype=node.dtype)
+    if node.include_initial:
+        shape = list(arg.shape)
+        shape[node.axis] = 1
+        first = np.full(shape, node.monoid.identity, dtype=node.dtype)
+        out = np.concatenate([first, out], axis=node.axis)
+    return out

@@ -122,3 +122,7 @@ __all__ = [
 # the elementwise functions of the array API (and NumPy's spellings): sf.exp, sf.sin, ...
 globals().update(_ELEMENTWISE)
 __all__ += sorted(_ELEMENTWISE)
+
+# the array API standard's namespace over these arrays (x.__array_namespace__()), importable
+# as sparsefold.array_api and reachable as sf.array_api
+from sparsefold import array_api  # noqa: E402, F401

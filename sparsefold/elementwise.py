@@ -60,7 +60,10 @@ def astype(x, dtype, /, *, copy: bool = True) -> LazyArray:
 
 
 def clip(x, /, min=None, max=None) -> LazyArray:  # noqa: A002 - the array API's names
-    """``np.clip(x, min, max)``; either bound may be None."""
+    """``np.clip(x, min, max)``; either bound may be None (both: ``x`` itself)."""
+    if min is None and max is None:
+        node, bindings = lift(x)
+        return LazyArray(node, bindings)
     nodes = [lift(a) for a in (x, min, max) if a is not None]
     from sparsefold.lazy import merge_bindings
     lo = lift(min)[0] if min is not None else None

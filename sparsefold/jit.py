@@ -169,6 +169,12 @@ class JitFunction:
             with sz.assuming() as assumed:
                 result = self.fn(*lazies)
         program, constants = traced_program(result)
+        from sparsefold.staging import is_staged
+        if is_staged(program):
+            raise IllFormedProgram(
+                "sort, argsort, searchsorted and cumulative sums/products are not fused into "
+                "a kernel (where each element goes depends on the values); call them "
+                "outside sf.jit: LazyArray.compute() runs such programs in stages")
         if assumed and not _hold(assumed, program, args):
             raise IllFormedProgram("the traced program's size assumptions fail here")
         if constants:
@@ -497,9 +503,13 @@ def _canonical(x: LazyArray):
 
 
 def compute(x: LazyArray, out: str | None = None, *, allow_dense_work: bool = False):
-    """Run a lazy array's program as one compiled kernel."""
+    """Run a lazy array's program as one compiled kernel (a program with ordering nodes —
+    sort, argsort, searchsorted, cumulative sums — in stages: ``sparsefold.staging``)."""
     from sparsefold.compiler.cost import allowing
     program, values = _canonical(x)
+    from sparsefold.staging import compute_staged, is_staged
+    if is_staged(program):
+        return compute_staged(program, values, out)
     infos = [describe(v) for v in values.values()]
     kernel = runnable_kernel(program, out or _default_out(infos, program))
     with allowing(allow_dense_work):

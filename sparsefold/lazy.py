@@ -1,7 +1,13 @@
 """Lazy arrays: a program (an IR node) plus the user arrays bound to its inputs.
 
 Nothing is computed until :meth:`LazyArray.interpret` (the reference interpreter) or
-:meth:`LazyArray.compute` (one compiled kernel) is called.
+:meth:`LazyArray.compute` (one compiled kernel) is called, or until Python needs a value now:
+a conversion to a Python scalar (``bool``, ``int``, ``float``, ``complex``,
+``operator.index`` of a 0-d array), ``__array__`` and ``__dlpack__``. Those materialize the
+program with the engine its size calls for (``sparsefold.materialize``). ``x[key] = value``
+and the in-place operators (``x += y``) make ``x`` a new program; no array is written.
+``x.__array_namespace__()`` is ``sparsefold.array_api``, the array API standard's
+namespace over these arrays (docs/array_api.md).
 ``sf.asarray`` wraps an array *without copying it*; ``sf.symbol`` makes an input with
 symbolic sizes for the verifier.
 
@@ -31,7 +37,7 @@ from sparsefold.spec.programs import substitute_program
 from sparsefold.storage.describe import describe
 from sparsefold.storage.fills import readable, split_fill
 
-__all__ = ["LazyArray", "asarray", "symbol", "lift", "canonical"]
+__all__ = ["LazyArray", "asarray", "symbol", "lift", "canonical", "rebound"]
 
 # unique per process, so merging two programs' bindings never confuses two arrays; never
 # shown: canonical() renames them by position
@@ -42,13 +48,15 @@ class LazyArray:
     """An array-valued program. Supports NumPy-style operators, indexing and methods; every
     operation builds IR and checks it immediately (ill-formed programs fail here)."""
 
-    __slots__ = ("node", "bindings")
+    __slots__ = ("node", "bindings", "_value", "_base")
     __array_priority__ = 1000  # NumPy defers to our operators (and __array_ufunc__ below)
     __hash__ = None  # == builds a comparison, so arrays are not hashable (like NumPy's)
 
     def __init__(self, node: Node, bindings: Mapping[str, Any] | None = None):
         self.node = node
         self.bindings = dict(bindings or {})
+        self._value = None  # (node, value) once materialized (sparsefold.materialize)
+        self._base = None   # (array, its node, key) for x[i, j, ...]: read off x's value
 
     # --- description ---------------------------------------------------------------------
     @property
@@ -81,9 +89,110 @@ class LazyArray:
         head = f"<sparsefold.LazyArray shape={self.shape} dtype={self.dtype}>"
         return head + "\n" + repr(canonical(self)[0])
 
-    def __bool__(self):
-        raise TypeError("the truth value of a lazy array is unknown until it is computed; "
-                        "call .interpret() first")
+    # --- conversions to Python scalars: computed now (sparsefold.materialize) --------------
+    def _scalar(self, what: str):
+        if self.ndim:
+            raise TypeError(f"the truth value of a lazy array of shape {self.shape} is "
+                            f"ambiguous" if what == "bool" else
+                            f"only 0-d arrays can be converted to Python {what}; this one "
+                            f"has shape {self.shape}")
+        from sparsefold.materialize import has_data, scalar
+        if self._base is None and not has_data(self):
+            raise TypeError(f"the {what} value of a lazy array over symbolic inputs is "
+                            f"unknown until they are bound; call .interpret(...) first")
+        return scalar(self)
+
+    def __bool__(self) -> bool:
+        return bool(self._scalar("bool"))
+
+    def __int__(self) -> int:
+        if self.dtype.kind == "c":
+            raise TypeError("int() of a complex array; take .real or abs() first")
+        return int(self._scalar("int"))
+
+    def __float__(self) -> float:
+        if self.dtype.kind == "c":
+            raise TypeError("float() of a complex array; take .real or abs() first")
+        return float(self._scalar("float"))
+
+    def __complex__(self) -> complex:
+        return complex(self._scalar("complex"))
+
+    def __index__(self) -> int:
+        if self.dtype.kind not in "iu":
+            raise TypeError(f"only integer arrays can be used as an index, found {self.dtype}")
+        return int(self._scalar("int"))
+
+    # --- the array API standard's array attributes and protocols ---------------------------
+    def __array_namespace__(self, /, *, api_version: str | None = None):
+        """The array API namespace of these arrays: ``sparsefold.array_api``."""
+        from sparsefold import array_api
+        return array_api._namespace(api_version)
+
+    @property
+    def device(self):
+        """Where the array lives: the host CPU (the only device)."""
+        from sparsefold.array_api._info import CPU
+        return CPU
+
+    def to_device(self, device, /, *, stream=None) -> LazyArray:
+        from sparsefold.array_api._info import check_device
+        check_device(device)
+        if stream is not None:
+            raise ValueError("to_device: sparsefold has no streams; pass stream=None")
+        return self
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """The computed array's DLPack capsule (a dense NumPy array: DLPack has no sparse
+        layout), by NumPy's own ``__dlpack__``."""
+        from sparsefold.materialize import dense_value
+        if stream is not None:
+            raise BufferError("__dlpack__: sparsefold has no streams; pass stream=None")
+        kwargs = {} if max_version is None else {"max_version": max_version}
+        if dl_device is not None:
+            kwargs["dl_device"] = dl_device
+        if copy is not None:
+            kwargs["copy"] = copy
+        return dense_value(self).__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return (1, 0)  # kDLCPU, device 0
+
+    def __setitem__(self, key, value) -> None:
+        """``x[key] = value``. When ``x`` is a writeable NumPy array wrapped as it is (no
+        program), the value is computed and written into that array, as NumPy does — every
+        array sharing it (``asarray(x, copy=False)``) sees the write. Otherwise ``x``
+        becomes the program that places ``value`` (cast to ``x``'s dtype, broadcast to the
+        region) into ``x``'s region ``key`` — basic indexing (``spec.ops_place``) or a
+        boolean mask (``where``); no sparse or foreign array is written."""
+        target = self._writeable()
+        if target is not None:
+            from sparsefold.materialize import dense_value
+            v = dense_value(value) if isinstance(value, LazyArray) else value
+            k = _plain_key(key)
+            k = tuple(dense_value(i) if isinstance(i, LazyArray) else i for i in k) \
+                if isinstance(k, tuple) else (dense_value(k) if isinstance(k, LazyArray) else k)
+            target[k] = v
+            from sparsefold.materialize import written
+            written()  # values computed from this array are out of date
+            return
+        from sparsefold.index_keys import place
+        node, bindings = place(self, key, value)
+        self._become(node, bindings)
+
+    def _writeable(self) -> np.ndarray | None:
+        """The NumPy array this array is, when it is one bound as it is and writeable."""
+        node = self.node
+        if isinstance(node, Input) and node.format.is_dense:
+            arr = self.bindings.get(node.name)
+            if isinstance(arr, np.ndarray) and arr.flags.writeable:
+                return arr
+        return None
+
+    def _become(self, node: Node, bindings) -> None:
+        self.node = node
+        self.bindings = dict(bindings)
+        self._value = self._base = None
 
     # --- evaluation ----------------------------------------------------------------------
     def interpret(self, **inputs: Any) -> np.ndarray:
@@ -102,7 +211,12 @@ class LazyArray:
         return compute(self, out, allow_dense_work=allow_dense_work)
 
     def __array__(self, dtype=None, copy=None):
-        out = self.interpret()
+        """The computed array, dense (``sparsefold.materialize``: the interpreter for small
+        programs, a compiled kernel above ``SPARSEFOLD_INTERPRET_MAX``)."""
+        from sparsefold.materialize import dense_value
+        out = dense_value(self)
+        if copy is False and dtype is not None and np.dtype(dtype) != out.dtype:
+            raise ValueError("__array__: copy=False, but the dtype asks for a copy")
         return out if dtype is None else out.astype(dtype)
 
     # NumPy functions and ufuncs on lazy arrays build programs (sparsefold/numpy_protocol.py)
@@ -128,6 +242,10 @@ class LazyArray:
         # a string index over data must name a size the data binds (else it could never be
         # bound); over symbolic inputs (sf.symbol, what verify proves) it may be a new size
         from sparsefold.spec.printer import topological
+        key = _plain_key(key)
+        if _is_0d_mask(key):  # x[True] is x[None][[0]], x[False] is x[None][[]]
+            keep = np.nonzero(np.atleast_1d(_mask_value(key)))[0]
+            return self[None][keep]
         bound = all(n.name in self.bindings for n in topological(self.node)
                     if isinstance(n, Input))
         from sparsefold.index_keys import has_arrays, lift_key
@@ -135,7 +253,14 @@ class LazyArray:
             key, more = lift_key(self, key)
             return LazyArray(getitem(self.node, key, strict=bound),
                              merge_bindings(self.bindings, more))
-        return LazyArray(getitem(self.node, key, strict=bound), self.bindings)
+        out = LazyArray(getitem(self.node, key, strict=bound), self.bindings)
+        if bound and not out.ndim and _all_ints(key):
+            # one element: when it is computed, it can be read off this array's value (one
+            # evaluation for every element a loop reads; sparsefold.materialize)
+            out._base = (self, self.node, key)
+            from sparsefold.materialize import known_element
+            known_element(out)
+        return out
 
     @property
     def mT(self) -> LazyArray:
@@ -266,6 +391,77 @@ class LazyArray:
     def __rshift__(self, o): return _f().apply("bitwise_right_shift", self, o)
     def __rrshift__(self, o): return _f().apply("bitwise_right_shift", o, self)
 
+    # --- in-place operators: x becomes the program x op y, in x's dtype --------------------
+    def _inplace(self, result: LazyArray) -> LazyArray:
+        if result.shape != self.shape:
+            raise IllFormedProgram(f"in-place operation: the result has shape {result.shape}, "
+                                   f"the array {self.shape}; it cannot change shape")
+        if result.dtype != self.dtype:
+            if not np.can_cast(result.dtype, self.dtype, casting="same_kind"):
+                raise IllFormedProgram(f"in-place operation: cannot store the {result.dtype} "
+                                       f"result in an array of {self.dtype} (same_kind "
+                                       f"casting)")
+            result = result.astype(self.dtype)
+        target = self._writeable()
+        if target is not None:  # NumPy's in-place update of the array itself
+            from sparsefold.materialize import dense_value
+            np.copyto(target, dense_value(result))
+            from sparsefold.materialize import written
+            written()
+            return self
+        self._become(result.node, result.bindings)
+        return self
+
+    def __iadd__(self, o): return self._inplace(self + o)
+    def __isub__(self, o): return self._inplace(self - o)
+    def __imul__(self, o): return self._inplace(self * o)
+    def __itruediv__(self, o): return self._inplace(self / o)
+    def __ifloordiv__(self, o): return self._inplace(self // o)
+    def __imod__(self, o): return self._inplace(self % o)
+    def __ipow__(self, o): return self._inplace(self ** o)
+    def __imatmul__(self, o): return self._inplace(self @ o)
+    def __iand__(self, o): return self._inplace(self & o)
+    def __ior__(self, o): return self._inplace(self | o)
+    def __ixor__(self, o): return self._inplace(self ^ o)
+    def __ilshift__(self, o): return self._inplace(self << o)
+    def __irshift__(self, o): return self._inplace(self >> o)
+
+
+def _plain_key(key):
+    """``key`` with 0-d integer arrays — entries and slice bounds — read as Python ints (the
+    standard's ``__index__``: computed now, when they have data)."""
+    def bound(b):
+        return b if b is None or isinstance(b, (int, str)) or not hasattr(b, "__index__") \
+            else b.__index__()
+    def one(k):
+        if isinstance(k, slice):
+            return slice(bound(k.start), bound(k.stop), bound(k.step))
+        if isinstance(k, (LazyArray, np.ndarray)) and k.ndim == 0 and k.dtype.kind in "iu":
+            if isinstance(k, np.ndarray):
+                return int(k)
+            from sparsefold.materialize import has_data
+            if k._base is not None or has_data(k):
+                return k.__index__()  # a 0-d integer index is an integer (computed now)
+        return k
+    return tuple(one(k) for k in key) if isinstance(key, tuple) else one(key)
+
+
+def _all_ints(key) -> bool:
+    keys = key if isinstance(key, tuple) else (key,)
+    return all(isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_))
+               for k in keys)
+
+
+def _is_0d_mask(key) -> bool:
+    k = key[0] if isinstance(key, tuple) and len(key) == 1 else key
+    return isinstance(k, (LazyArray, np.ndarray, np.bool_)) and k.ndim == 0 and \
+        k.dtype == np.bool_
+
+
+def _mask_value(key) -> bool:
+    k = key[0] if isinstance(key, tuple) else key
+    return bool(k)
+
 
 def _f():
     from sparsefold import functions
@@ -345,6 +541,19 @@ def canonical(x: LazyArray) -> tuple[Node, dict[str, Any]]:
     if all(new.name == old for old, new in renamed.items()):
         return root, values
     return substitute_program(root, inputs=renamed), values
+
+
+def rebound(x: LazyArray, convert) -> LazyArray:
+    """``x``'s program over fresh inputs bound to ``convert(array)`` of each array it reads
+    (``asarray(x, copy=True)``: the copies must not share names with the originals, or a
+    program reading both would bind one name twice)."""
+    renamed, values = {}, {}
+    for n in topological(x.node):
+        if isinstance(n, Input) and n.name in x.bindings and n.name not in renamed:
+            new = f"a{next(_names)}"
+            renamed[n.name] = dataclasses.replace(n, name=new)
+            values[new] = convert(x.bindings[n.name])
+    return LazyArray(substitute_program(x.node, inputs=renamed), values)
 
 
 def merge_bindings(*bindings: Mapping[str, Any]) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from sparsefold.spec.ops_concat import Concat
 from sparsefold.spec.ops_diagonal import Diagonal, Triangle
 from sparsefold.spec.ops_index import Index, Pad, Slice, normalize_slice
 from sparsefold.spec.ops_order import Flip, Roll
+from sparsefold.spec.ops_place import Place
 from sparsefold.spec.ops_reshape import Collapse, Split, reshape_steps
 from sparsefold.spec.printer import show_program, topological
 
@@ -38,13 +39,13 @@ SHAPE_OPERATORS: dict[str, type[ShapeOp]] = {
     "collapse": Collapse, "split": Split, "concat": Concat, "slice": Slice, "index": Index,
     "broadcast_to": BroadcastTo, "expand_dims": ExpandDims, "squeeze": Squeeze,
     "permute_dims": PermuteDims, "pad": Pad, "flip": Flip, "roll": Roll,
-    "diagonal": Diagonal, "triangle": Triangle,
+    "diagonal": Diagonal, "triangle": Triangle, "place": Place,
 }
 
 __all__ = [
     "Input", "Literal", "SizeOf", "Iota", "Map", "Reduce", "Node", "ShapeOp", "Piece",
     "IndexMap", "Collapse", "Split", "Concat", "Slice", "Index", "Pad", "BroadcastTo",
-    "ExpandDims", "Squeeze", "PermuteDims", "Flip", "Roll", "Diagonal", "Triangle",
+    "ExpandDims", "Squeeze", "PermuteDims", "Flip", "Roll", "Diagonal", "Triangle", "Place",
     "SHAPE_OPERATORS", "broadcast_shapes", "normalize_slice",
     "reshape_steps", "show_program", "topological",
     "Format", "Dense", "Compressed", "Singleton", "named_format",

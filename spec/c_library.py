@@ -62,6 +62,8 @@ cdef inline sf_float sf_floor_divide_f(sf_float a, sf_float b) noexcept nogil:
     cdef sf_float mod, div, floordiv
     if b == 0:
         return a / b
+    if isinf(a) or isinf(b):  # the standard's IEEE result: inf // 2 is inf, -1 // inf is -0
+        return floor(a / b)
     mod = fmod(a, b)
     div = (a - mod) / b
     if mod != 0 and (b < 0) != (mod < 0):
@@ -72,7 +74,7 @@ cdef inline sf_float sf_floor_divide_f(sf_float a, sf_float b) noexcept nogil:
             floordiv += 1
     else:
         floordiv = copysign(0, a / b)
-    return floordiv""", ("sf_float", "fmod", "floor", "copysign")),
+    return floordiv""", ("sf_float", "fmod", "floor", "copysign", "isinf")),
     # NumPy's npy_remainder of floats: the sign of the divisor
     "sf_remainder_f": ("""\
 cdef inline sf_float sf_remainder_f(sf_float a, sf_float b) noexcept nogil:
@@ -252,9 +254,30 @@ cdef inline sf_cfloat sf_csign(sf_cfloat z) noexcept nogil:
 cdef inline sf_cfloat sf_cexpm1(sf_cfloat z) noexcept nogil:
     cdef double zr = z.real, zi = z.imag, a = sin(zi / 2)
     cdef double re = expm1(zr) * cos(zi) - 2 * a * a, im = exp(zr) * sin(zi)
+    cdef double complex w
+    if not (isfinite(zr) and isfinite(zi)):  # C99's exp(z) - 1, as the standard lists
+        w = cexp(CMPLX(zr, zi))
+        re = w.real - 1
+        im = w.imag
+    elif zr == 0 and zi == 0:
+        re = 0
+        im = zi
     if sf_cfloat is floatcomplex:
         return CMPLXF(<float>re, <float>im)
-    return CMPLX(re, im)""", ("sf_cfloat", "sin", "cos", "exp", "expm1", "CMPLX", "CMPLXF")),
+    return CMPLX(re, im)""", ("sf_cfloat", "sin", "cos", "exp", "expm1", "isfinite", "cexp",
+                              "CMPLX", "CMPLXF")),
+    # C99's ctanh, except that tanh(±inf + bj) of a finite b is ±1 + 0j with the sign of b
+    # (the standard's table; C99 has sin(2b))
+    "sf_ctanh": ("""\
+cdef inline sf_cfloat sf_ctanh(sf_cfloat z) noexcept nogil:
+    cdef double complex w = ctanh(CMPLX(z.real, z.imag))
+    cdef double im = w.imag
+    if isinf(z.real) and isfinite(z.imag):
+        im = copysign(0, z.imag)
+    if sf_cfloat is floatcomplex:
+        return CMPLXF(<float>w.real, <float>im)
+    return CMPLX(w.real, im)""", ("sf_cfloat", "ctanh", "isinf", "isfinite", "copysign",
+                                  "CMPLX", "CMPLXF")),
     "sf_clog1p": ("""\
 cdef inline sf_cfloat sf_clog1p(sf_cfloat z) noexcept nogil:
     cdef double zr = z.real, zi = z.imag

@@ -35,10 +35,58 @@ _builtin("multiply", 2, np.multiply, (("biuf", "({0} * {1})"), ("c", "sf_cmul({0
          "x * y", annihilates=(0, 1), identity=1, commutative=True, associative=True)
 _builtin("divide", 2, np.true_divide, (("biuf", "({0} / {1})"), ("c", "sf_cdiv({0}, {1})")),
          "x / y (true division: integers give float; x/0 is ±inf, 0/0 nan)")
-_builtin("floor_divide", 2, np.floor_divide,
+def _floor_divide(x1, x2):
+    """NumPy's floor division (Python's rules), except where one operand is infinite and the
+    divisor is not zero: there the standard's IEEE ``floor(x1 / x2)`` (``inf // 2`` is inf,
+    not nan; ``-1 // inf`` is -0, not -1)."""
+    out = np.floor_divide(x1, x2)
+    if np.asarray(out).dtype.kind != "f":
+        return out
+    a, b = np.asarray(x1), np.asarray(x2)
+    special = (np.isinf(a) | np.isinf(b)) & (b != 0)
+    if not np.any(special):
+        return out
+    return np.where(special, np.floor(np.true_divide(a, b)), out).astype(
+        np.asarray(out).dtype, copy=False)
+
+
+def _expm1(x):
+    """NumPy's ``expm1``; for complex arguments with an infinite or NaN part, ``exp(x) -
+    1`` (C99's special values, which the standard's table lists), and ``expm1(±0 + 0j)`` is
+    ``+0 + 0j``."""
+    out = np.expm1(x)
+    z = np.asarray(x)
+    if z.dtype.kind != "c":
+        return out
+    out = np.array(out, copy=True)
+    special = ~(np.isfinite(z.real) & np.isfinite(z.imag))
+    if np.any(special):
+        out = np.where(special, np.exp(z) - 1, out).astype(out.dtype, copy=False)
+    zero = (z.real == 0) & (z.imag == 0)
+    re = out.real
+    re[zero] = 0.0
+    return out
+
+
+def _tanh(x):
+    """NumPy's ``tanh``; for complex ``±inf + bj`` with a finite ``b``, ``±1 + 0j`` with
+    the sign of ``b`` (the standard's table; C99 and NumPy give the sign of ``sin(2b)``)."""
+    out = np.tanh(x)
+    z = np.asarray(x)
+    if z.dtype.kind != "c":
+        return out
+    out = np.array(out, copy=True)
+    edge = np.isinf(z.real) & np.isfinite(z.imag)
+    im = out.imag
+    im[edge] = np.copysign(0.0, z.imag[edge] if z.ndim else z.imag)
+    return out
+
+
+_builtin("floor_divide", 2, _floor_divide,
          (("f", "sf_floor_divide_f({0}, {1})"), ("i", "sf_floor_divide_i({0}, {1})"),
           ("u", "sf_floor_divide_u({0}, {1})")),
-         "x // y, rounded toward -inf (integers: x // 0 is 0; floats: IEEE)")
+         "x // y, rounded toward -inf (integers: x // 0 is 0; floats: IEEE, and floor(x / y) "
+         "where one operand is infinite)")
 _builtin("remainder", 2, np.remainder,
          (("f", "sf_remainder_f({0}, {1})"), ("i", "sf_remainder_i({0}, {1})"),
           ("u", "sf_remainder_u({0}, {1})")),
@@ -103,7 +151,7 @@ _builtin("logical_or", 2, np.logical_or, "(({0} != 0) or ({1} != 0))", "x or y (
 _builtin("logical_xor", 2, np.logical_xor, "(({0} != 0) != ({1} != 0))", "x xor y (bool)",
          commutative=True, associative=True)
 _builtin("logical_not", 1, np.logical_not, "({0} == 0)", "not x (bool; f(0) is True)")
-_builtin("where", 3, np.where, "({1} if {0} else {2})", "y where c else z")
+_builtin("where", 3, np.where, "({1} if {0} else {2})", "y where c else z", promotes=(1, 2))
 
 # --- bitwise (bool and integers) --------------------------------------------------------------
 _builtin("bitwise_and", 2, np.bitwise_and, (("biu", "({0} & {1})"),), "x & y",
@@ -126,7 +174,7 @@ _builtin("bitwise_right_shift", 2, np.right_shift, (("iu", "sf_right_shift({0}, 
 # name, NumPy meaning, f(0) == 0 (declared; check_facts checks it), complex reading, doc
 UNARY_MATH = [
     ("exp", np.exp, False, "cexp", "e ** x"),
-    ("expm1", np.expm1, True, "sf_cexpm1", "e ** x - 1, accurate near 0"),
+    ("expm1", _expm1, True, "sf_cexpm1", "e ** x - 1, accurate near 0"),
     ("log", np.log, False, "clog", "natural logarithm (log 0 is -inf)"),
     ("log1p", np.log1p, True, "sf_clog1p", "log(1 + x), accurate near 0"),
     ("log2", np.log2, False, "sf_clogscaled", "base-2 logarithm"),
@@ -140,7 +188,7 @@ UNARY_MATH = [
     ("atan", np.arctan, True, "catan", "inverse tangent"),
     ("sinh", np.sinh, True, "csinh", "hyperbolic sine"),
     ("cosh", np.cosh, False, "ccosh", "hyperbolic cosine"),
-    ("tanh", np.tanh, True, "ctanh", "hyperbolic tangent"),
+    ("tanh", _tanh, True, "sf_ctanh", "hyperbolic tangent"),
     ("asinh", np.arcsinh, True, "casinh", "inverse hyperbolic sine"),
     ("acosh", np.arccosh, False, "cacosh", "inverse hyperbolic cosine"),
     ("atanh", np.arctanh, True, "catanh", "inverse hyperbolic tangent"),

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from sparsefold.spec import promotion
 from sparsefold.spec.c_library import C_LIBRARY
 from sparsefold.spec.errors import IllFormedProgram
 from sparsefold.spec.sizes import check_symbol_name
@@ -85,6 +86,8 @@ class ElementwiseFunction:
     c_domain: tuple[tuple[str, str, str], ...] = ()
     #                                          (kinds, condition over {0}.., message): where
     #                                          the condition fails the data is invalid
+    promotes: tuple[int, ...] | None = None  # the argument positions that promote together
+    #                                          (spec.promotion); None: all (where: 1, 2)
 
     def __post_init__(self):
         # c_expr is pasted into generated Cython: it must be an expression and nothing else
@@ -109,8 +112,24 @@ class ElementwiseFunction:
         return [(text, msg) for kinds, text, msg in self.c_domain if kind in kinds]
 
     def result_dtype(self, args: tuple[Any, ...]) -> np.dtype:
-        """Result dtype by NumPy's rules; ``args`` are dtypes or weak Python scalars."""
-        return result_dtype(self.impl, args, what=self.name)
+        """Result dtype; ``args`` are dtypes or weak Python scalars. The arguments that
+        promote together are first promoted by the one table (``spec.promotion``); the
+        function's own rule for that common dtype (a comparison gives bool, ``divide`` of
+        integers float64, ``abs`` of complex a float) is its NumPy meaning's."""
+        return result_dtype(self.impl, self.promoted(args), what=self.name)
+
+    def promoted(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
+        """``args`` with the dtypes at the promoting positions replaced by the dtype they
+        promote to (``spec.promotion.result_type``); weak scalars stay scalars."""
+        if self.arity < 2 or self.loop == "own":
+            return tuple(args)
+        where = range(len(args)) if self.promotes is None else self.promotes
+        group = [args[p] for p in where]
+        if sum(isinstance(a, np.dtype) for a in group) < 1:
+            return tuple(args)
+        common = promotion.result_type(group)
+        return tuple(common if p in where and isinstance(a, np.dtype) else a
+                     for p, a in enumerate(args))
 
     def loop_dtypes(self, args: tuple[Any, ...], result: np.dtype) -> tuple[np.dtype, ...]:
         """The dtypes NumPy computes the arguments in (``args``: dtypes, or weak Python

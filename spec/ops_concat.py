@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
+from sparsefold.spec import promotion
 from sparsefold.spec.compute import symbolic_input
 from sparsefold.spec.errors import IllFormedProgram
 from sparsefold.spec.ir import (
@@ -38,7 +37,7 @@ __all__ = ["Concat"]
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Concat(ShapeOp):
-    """Join ``args`` along ``axis`` (``np.concatenate``); dtypes promote as NumPy does."""
+    """Join ``args`` along ``axis`` (``np.concatenate``); dtypes promote by ``spec.promotion``."""
 
     args: tuple[Node, ...]
     axis: int
@@ -75,7 +74,7 @@ class Concat(ShapeOp):
         return shapes[0][:a] + (self._offsets(shapes)[-1],) + shapes[0][a + 1:]
 
     def result_dtype(self):
-        return np.result_type(*(o.dtype for o in self.args))
+        return promotion.result_type(o.dtype for o in self.args)
 
     def pieces(self, shapes):
         nd = len(shapes[0])

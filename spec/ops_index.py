@@ -179,6 +179,8 @@ class Index(ShapeOp):
 
     def check(self, shapes):
         a, idx = self._where(shapes[0])
+        if const_value(idx) is not None and const_value(shapes[0][a]) is not None:
+            return  # _where checked the range
         if self.requires(shapes) == Const(0):  # e.g. index J on an axis of size J
             raise IllFormedIndex(
                 f"index {idx} is out of bounds for axis {a} with size {shapes[0][a]}")

@@ -400,11 +400,16 @@ def evaluate(e: ExprLike, env: Mapping[str, Any]) -> Any:
     return read(e, NUMPY, leaf)
 
 
-def to_c(e: ExprLike, name: Callable[[str], str] = lambda s: s) -> str:
-    """The C reading: Cython expression text; ``name`` maps symbols to identifiers."""
+def to_c(e: ExprLike, name: Callable[[str], str] = lambda s: s, *,
+         python: bool = False) -> str:
+    """The C reading: Cython expression text; ``name`` maps symbols to identifiers.
+    ``python``: the same text as Python (constants without C suffixes)."""
     def leaf(x: Expr) -> str:
         if isinstance(x, Const):
-            return str(x.value)
+            # Cython types an integer literal beyond 32 bits as a Python int (an object a
+            # nogil loop cannot touch); the LL suffix keeps it a C long long
+            wide = not python and abs(x.value) > 2**31 - 1
+            return str(x.value) + ("LL" if wide else "")
         # Sym() itself does not check its name (a user operator's pieces may build one), and
         # this text is compiled: anything but an identifier could change the kernel's code.
         if not isinstance(x.name, str) or not _SYMBOL.match(x.name):
@@ -547,7 +552,7 @@ def python_function(exprs: tuple[Expr, ...]) -> Callable[[Mapping[str, int]], tu
 
         def name(s: str) -> str:
             return names.setdefault(s, f"v{len(names)}")
-        body = ", ".join(to_c(e, name) for e in exprs)
+        body = ", ".join(to_c(e, name, python=True) for e in exprs)
         text = "def _f(env):\n" + "".join(f"    {v} = env[{s!r}]\n" for s, v in names.items())
         text += f"    return ({body}{',' if len(exprs) == 1 else ''})\n"
         scope: dict = {}

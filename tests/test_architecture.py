@@ -48,9 +48,12 @@ def _files() -> dict[str, Path]:
     for path in root.glob("*.py"):
         name = "sparsefold" if path.stem == "__init__" else f"sparsefold.{path.stem}"
         out[name] = path
-    for path in (root / "dask").glob("*.py"):  # the front end's Dask layer (optional extra)
-        name = "sparsefold.dask" if path.stem == "__init__" else f"sparsefold.dask.{path.stem}"
-        out[name] = path
+    # the front end's Dask layer (optional extra) and its array API namespace
+    for sub in ("dask", "array_api"):
+        for path in (root / sub).glob("*.py"):
+            name = f"sparsefold.{sub}" if path.stem == "__init__" \
+                else f"sparsefold.{sub}.{path.stem}"
+            out[name] = path
     for pkg in SUBPACKAGES:
         spec = importlib.util.find_spec(f"sparsefold.{pkg}")
         (location,) = spec.submodule_search_locations

@@ -172,6 +172,12 @@ def run(args: argparse.Namespace) -> int:
         record(ok)
         print(_row("reorder counting_sort", PROVED if ok else "unproved",
                    time.perf_counter() - t1, REORDER_STATEMENT, ok))
+    if not args.module and wanted("promotion table"):
+        from sparsefold.verify.promotion import PROMOTION_STATEMENT, prove_promotion
+        rep = prove_promotion()
+        record(rep.proved)
+        print(_row("promotion table", PROVED if rep.proved else "refuted", rep.seconds,
+                   PROMOTION_STATEMENT if rep.proved else f"{rep.failures}", rep.proved))
     for what in op_items:
         name = what if isinstance(what, str) else what.__name__.lower()
         if not wanted("operator " + name):

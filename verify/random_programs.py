@@ -243,7 +243,8 @@ def _pydata(draw, shape: tuple, dtype: str, filled: bool):
     dt = np.dtype(dtype)
     fill = dt.type(0)
     if filled:
-        fill = dt.type(True) if dt.kind == "b" else dt.type(draw(st.sampled_from([1, -1, 2])))
+        fill = dt.type(True) if dt.kind == "b" else dt.type(draw(st.sampled_from(
+            [1, 2] if dt.kind == "u" else [1, -1, 2])))
     coords = np.stack([np.asarray(c, dtype=np.int64) for c in coo.coords]) if shape else \
         np.zeros((0, coo.nnz), dtype=np.int64)
     return sparse.COO(coords, np.asarray(coo.data, dtype=dt), shape=shape, fill_value=fill,

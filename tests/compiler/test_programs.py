@@ -494,9 +494,10 @@ def test_tensordot_of_a_traced_axis_with_a_constant_one():
     x0 = sp.coo_array((np.array([], dtype="float32"), (np.array([], dtype="int64"),)),
                       shape=(1,))
     x1 = sp.coo_array((np.array([-9, 7]), (np.array([0, 1]),)), shape=(2,))
-    fn = (lambda a, b: sf.all(sf.isfinite(sf.tensordot(
-        sf.pad(a, ((2, 0),), constant_values=0)[None, None, ::-2], b, axes=1)),
-        axis=None, keepdims=True))
+    def fn(a, b):
+        return sf.all(sf.isfinite(sf.tensordot(
+            sf.pad(a, ((2, 0),), constant_values=0)[None, None, ::-2], b, axes=1)),
+            axis=None, keepdims=True)
     from sparsefold import verify
     verify.differential(fn, x0, x1, out="csr")
 
@@ -524,6 +525,7 @@ def test_a_float16_temporary_is_stored_as_float32():
     # found by the language generator: round() of a bool pydata input is float16, staged
     # into a sparse temporary before the matmul; scipy.sparse holds no float16
     import sparse
+
     from sparsefold import verify
     verify.differential(
         lambda x0, x1, x2: sf.astype(sf.abs((sf.round(x0, 0) @ x1) + x2), "float64"),

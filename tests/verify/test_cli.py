@@ -34,12 +34,12 @@ def test_the_whole_catalog_passes():
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     lines = done.stdout.strip().splitlines()
     m = FINAL.match(lines[-1])
-    # + 1: the counting-sort reorder row
-    items = len(lemmas.LEMMAS) + 1 + len(SHAPE_OPERATORS) + len(FUNCTIONS) + len(RULES) + \
+    # + 2: the counting-sort reorder row and the promotion-table row
+    items = len(lemmas.LEMMAS) + 2 + len(SHAPE_OPERATORS) + len(FUNCTIONS) + len(RULES) + \
         len(WRONG_RULES)
     assert m and int(m.group(1)) == items and m.group(2) == "0", lines[-1]
     rows = [line for line in lines
-            if re.match(r"^(lemma|reorder|operator|function|rule|wrong) ", line)]
+            if re.match(r"^(lemma|reorder|promotion|operator|function|rule|wrong) ", line)]
     assert len(rows) == items
     expected = {"rule " + r.name: r.expect for r in RULES}
     for r in rows:  # a rule shows the status it expects: proved, or proved-real
