@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -40,8 +41,16 @@ from sparsefold.storage.fills import readable, split_fill
 __all__ = ["LazyArray", "asarray", "symbol", "lift", "canonical", "rebound"]
 
 # unique per process, so merging two programs' bindings never confuses two arrays; never
-# shown: canonical() renames them by position
+# shown: canonical() renames them by position. Their own namespace, ``bound<n>``: a jit
+# trace names its arguments ``a<p>`` (an index array bound inside the trace must not take
+# an argument's name) and ``symbol`` refuses ``bound<n>``.
 _names = itertools.count()
+BOUND_PREFIX = "bound"
+_BOUND_NAME = re.compile(r"bound[0-9]+")
+
+
+def _bound_name() -> str:
+    return f"{BOUND_PREFIX}{next(_names)}"
 
 
 class LazyArray:
@@ -489,11 +498,11 @@ def asarray(a: Any) -> LazyArray:
         a = np.asarray(a)
     a = readable(a)  # a pydata DOK: converted to COO once, here
     info = describe(a)
-    name = f"a{next(_names)}"
+    name = _bound_name()
     node = Input(name, info.shape, info.dtype, info.format)
     if info.fill is not None:  # where(present, stored, fill): spec/fills.py
         stored, present = split_fill(a)
-        mask = f"a{next(_names)}"
+        mask = _bound_name()
         node = filled(node, Input(mask, info.shape, np.dtype(bool), info.format), info.fill)
         return LazyArray(node, {name: stored, mask: present})
     return LazyArray(node, {name: a})
@@ -504,6 +513,9 @@ def symbol(name: str, shape, dtype: Any = "float64", format: str = "dense") -> L
     later with ``.interpret(A=array)``."""
     if isinstance(shape, (str, int)):
         shape = (shape,)
+    if isinstance(name, str) and _BOUND_NAME.fullmatch(name):
+        raise IllFormedProgram(f"input name {name!r} is reserved (the arrays sf.asarray binds "
+                               f"are named bound<n>)")
     # Input checks the dtype itself, so a bad one is IllFormedProgram, not numpy's TypeError
     return LazyArray(Input(name, tuple(shape), dtype, format))
 
@@ -550,7 +562,7 @@ def rebound(x: LazyArray, convert) -> LazyArray:
     renamed, values = {}, {}
     for n in topological(x.node):
         if isinstance(n, Input) and n.name in x.bindings and n.name not in renamed:
-            new = f"a{next(_names)}"
+            new = _bound_name()
             renamed[n.name] = dataclasses.replace(n, name=new)
             values[new] = convert(x.bindings[n.name])
     return LazyArray(substitute_program(x.node, inputs=renamed), values)

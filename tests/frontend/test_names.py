@@ -77,3 +77,26 @@ def _inputs(program):
     from sparsefold.spec.compute import Input
     from sparsefold.spec.printer import topological
     return [n for n in topological(program) if isinstance(n, Input)]
+
+
+def test_an_index_array_bound_in_a_jit_trace_never_takes_an_arguments_name(monkeypatch):
+    """A jit trace names its arguments ``a<p>``; an index array bound inside the trace is
+    ``bound<n>``. With one counter for both, a fresh process bound the key of
+    ``take(vstack(...), [])`` as ``a0``, the first argument's name: the trace put the
+    argument's float input in the gather's index (found by the program generator)."""
+    import itertools
+
+    from sparsefold import lazy
+    monkeypatch.setattr(lazy, "_names", itertools.count())  # as in a fresh process
+    a, b = sp.csr_array(D[:3].astype(float)), sp.csr_array(D[3:5].astype(float))
+    for idx in (np.array([], dtype=np.int64), np.array([4, 0])):
+        f = sf.jit(lambda x, y, i=idx: sf.take(sf.vstack([x, sf.floor(y)]), i, axis=0) * 0.5,
+                   out="csr")
+        got = f(a, b).toarray()
+        want = np.vstack([a.toarray(), np.floor(b.toarray())])[idx] * 0.5
+        np.testing.assert_array_equal(got, want)
+
+
+def test_bound_names_are_reserved():
+    with pytest.raises(sf.IllFormedProgram, match="reserved"):
+        sf.symbol("bound0", (3,))
