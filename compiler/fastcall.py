@@ -84,7 +84,8 @@ def _dtype_code(dt) -> Lit:
 
 
 def _int(value: int) -> Lit:
-    return Lit(str(value), INT)
+    """An int64 literal (``LL`` past 32 bits: Cython reads a bare one as a Python int)."""
+    return Lit(str(value) if -2**31 <= value < 2**31 else f"{value}LL", INT)
 
 
 # --- bounding size arithmetic ---------------------------------------------------------------

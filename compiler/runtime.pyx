@@ -812,3 +812,105 @@ cdef void sf_pair_sort(int64_t* k, int64_t* s, int64_t n) noexcept nogil:
     for end in range(n - 1, 0, -1):
         _pair_swap(k, s, 0, end)
         _pair_sift(k, s, 0, end)
+
+
+# --- gather kernels (gather.py): integer-array indexing's maps over int64 arrays ---------------
+
+cdef int64_t* _int64s(object a, bint writable, Py_ssize_t* n) except? NULL:
+    # a contiguous 1-d array of 8-byte items (the callers pass int64 ones): first item, length
+    n[0] = len(a)
+    return <int64_t*>_address(a, 8, writable)
+
+
+def outer_count(ptr, rows):
+    """Entries of the outer gather: the sum of the segment lengths it copies."""
+    cdef Py_ssize_t k, n
+    cdef const int64_t* p = _int64s(ptr, False, &n)
+    cdef const int64_t* r = _int64s(rows, False, &n)
+    cdef int64_t total = 0
+    with nogil:
+        for k in range(n):
+            total += p[r[k] + 1] - p[r[k]]
+    return total
+
+
+def outer_fill(ptr, rows, src, newc):
+    """Output segment k is input segment rows[k] (in order, so the output is sorted)."""
+    cdef Py_ssize_t k, n, m
+    cdef const int64_t* p = _int64s(ptr, False, &m)
+    cdef const int64_t* r = _int64s(rows, False, &n)
+    cdef int64_t* s = _int64s(src, True, &m)
+    cdef int64_t* c = _int64s(newc, True, &m)
+    cdef int64_t e, q = 0
+    with nogil:
+        for k in range(n):
+            for e in range(p[r[k]], p[r[k] + 1]):
+                s[q] = e
+                c[q] = k
+                q += 1
+
+
+def inverse(idx, start, perm):
+    """Counting sort of idx: start[c]..start[c+1] holds, in perm, every k with idx[k] == c,
+    increasing (start has n + 1 entries, all 0 on entry)."""
+    cdef Py_ssize_t k, c, m, n
+    cdef const int64_t* x = _int64s(idx, False, &m)
+    cdef int64_t* st = _int64s(start, True, &n)
+    cdef int64_t* pm = _int64s(perm, True, &k)
+    n -= 1
+    with nogil:
+        for k in range(m):
+            st[x[k] + 1] += 1
+        for c in range(n):
+            st[c + 1] += st[c]
+        for k in range(m):
+            pm[st[x[k]]] = k
+            st[x[k]] += 1
+        for c in range(n, 0, -1):
+            st[c] = st[c - 1]
+        st[0] = 0
+
+
+def counting_order(keys, count, order):
+    """A stable counting sort: order lists the positions of keys by key (count has one
+    more entry than the number of keys' values, all 0 on entry)."""
+    cdef Py_ssize_t e, c, m, n
+    cdef const int64_t* kk = _int64s(keys, False, &m)
+    cdef int64_t* cnt = _int64s(count, True, &n)
+    cdef int64_t* o = _int64s(order, True, &e)
+    with nogil:
+        for e in range(m):
+            cnt[kk[e] + 1] += 1
+        for c in range(n - 1):
+            cnt[c + 1] += cnt[c]
+        for e in range(m):
+            o[cnt[kk[e]]] = e
+            cnt[kk[e]] += 1
+
+
+def inner_count(crd, start):
+    """Entries of the inner gather: each stored entry once per index that reads it."""
+    cdef Py_ssize_t e, m, n
+    cdef const int64_t* x = _int64s(crd, False, &m)
+    cdef const int64_t* st = _int64s(start, False, &n)
+    cdef int64_t total = 0
+    with nogil:
+        for e in range(m):
+            total += st[x[e] + 1] - st[x[e]]
+    return total
+
+
+def inner_fill(crd, start, perm, src, newc):
+    cdef Py_ssize_t e, m, n
+    cdef const int64_t* x = _int64s(crd, False, &m)
+    cdef const int64_t* st = _int64s(start, False, &n)
+    cdef const int64_t* pm = _int64s(perm, False, &n)
+    cdef int64_t* s = _int64s(src, True, &n)
+    cdef int64_t* c = _int64s(newc, True, &n)
+    cdef int64_t j, q = 0
+    with nogil:
+        for e in range(m):
+            for j in range(st[x[e]], st[x[e] + 1]):
+                s[q] = e
+                c[q] = pm[j]
+                q += 1

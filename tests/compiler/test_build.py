@@ -451,18 +451,21 @@ def test_gcc_optimizes_cdef_functions_at_o2_and_the_glue_at_og():
         "  if (1) {", "    __pyx_v_out[0] = 1.0;", "  }", "}",
         "static CYTHON_INLINE int __pyx_f_4mod__sf_shape(PyObject *x) {", "  return 0;", "}",
         "static void __pyx_f_4mod__run_body(int64_t, double *); /*proto*/",
+        "static PyObject *__pyx_f_4mod__fast(PyObject *__pyx_v_args, int __pyx_v_threads) {",
+        "  return NULL;", "}",
     ])
     out = build.split_levels(c).splitlines()
     starts = [i for i, line in enumerate(out) if line == '#pragma GCC optimize ("O2")']
     ends = [i for i, line in enumerate(out) if line == "#pragma GCC pop_options"]
     # the two cdef definitions are wrapped, each through its closing brace; the def
-    # wrapper and the prototype are not
+    # wrapper, the prototype and the fast entry (it returns a Python object) are not
     assert [out[i + 1].split("(")[0] for i in starts] == [
         "static void __pyx_f_4mod__run_body", "static CYTHON_INLINE int __pyx_f_4mod__sf_shape"]
     assert [out[i - 1] for i in ends] == ["}", "}"]
     assert out[ends[0] - 2] == "  }"
     assert out[0].startswith("static PyObject *__pyx_pw_4mod_3run")
-    assert out[-1].endswith("/*proto*/")
+    assert out[-4].endswith("/*proto*/")
+    assert out[-3].startswith("static PyObject *__pyx_f_4mod__fast(")
     # a definition that never closes: the text stays as Cython wrote it
     unclosed = "static void __pyx_f_4mod__x(int a) {\n  a = 1;"
     assert build.split_levels(unclosed) == unclosed
