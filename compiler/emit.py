@@ -434,13 +434,8 @@ def render_function(fn: Function, sites: bool = False) -> list[str]:
     check_parallel(fn)
     nret = len(fn.returns)
     params = _body_params(fn) + ["int64_t* sf_ret"]
-    head = f"cdef void {body_name(fn)}({', '.join(params)}) noexcept nogil:"
-    if len(head) > _WIDTH:
-        head_lines = [f"cdef void {body_name(fn)}("] + [f"        {p}," for p in params] + [
-            ") noexcept nogil:"]
-    else:
-        head_lines = [head]
-    code = head_lines + _declarations(fn) + parallel_declarations(fn)
+    head = _wrap_words(f"cdef void {body_name(fn)}(", params, ") noexcept nogil:", 8)
+    code = head + _declarations(fn) + parallel_declarations(fn)
     if fn.checks:
         code.append("    sf_bad = 0")
     body: list[str] = []
@@ -479,21 +474,26 @@ def render_entry(entry: Entry) -> list[str]:
     return code + body + ["", "", f"fast = sf_fast_entry(_fast, {entry.arity})"]
 
 
+def _wrap_words(first: str, items: list[str], last: str, indent: int) -> list[str]:
+    """``first`` + the items joined by commas + ``last``, split after a comma where a line
+    would pass the width; continuation lines start ``indent`` spaces in."""
+    out, cur = [], first
+    for k, item in enumerate(items):
+        piece = item + (", " if k < len(items) - 1 else last)
+        if len(cur) + len(piece.rstrip()) > _WIDTH and cur.strip():
+            out.append(cur.rstrip())
+            cur = " " * indent
+        cur += piece
+    out.append(cur)
+    return out
+
+
 def _wrap_call(line: str, indent: int) -> list[str]:
     """A long call split after its commas."""
     if len(line) <= _WIDTH:
         return [line]
     head, args = line.split("(", 1)
-    parts = args[:-1].split(", ")
-    out, cur = [], head + "("
-    for k, part in enumerate(parts):
-        piece = part + (", " if k < len(parts) - 1 else ")")
-        if len(cur) + len(piece.rstrip()) > _WIDTH:
-            out.append(cur.rstrip())
-            cur = " " * indent + "    "
-        cur += piece
-    out.append(cur)
-    return out
+    return _wrap_words(head + "(", args[:-1].split(", "), ")", indent + 4)
 
 
 _STDINT = ("int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t",

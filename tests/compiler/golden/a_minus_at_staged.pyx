@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: stream -> csr
-# sparsefold compiler 0.3.0; source hash 13a897f54ea8c5c3
+# sparsefold compiler 0.3.0; source hash 7b7f593d84f7fa9f
 #
 # Program:
 #   %0 = input a0: float32[n0, n0] csc
@@ -30,17 +30,9 @@ _SF_SITES = (
 )
 
 
-cdef void _run_body(
-        int64_t S_n0,
-        int32_t_restrict in_a0_pos1,
-        int32_t_restrict in_a0_crd1,
-        float_restrict in_a0_val,
-        int32_t_restrict out_pos1,
-        int64_t_restrict out_nxt,
-        int32_t_restrict out_crd1,
-        float_restrict out_val,
-        int64_t* sf_ret,
-) noexcept nogil:
+cdef void _run_body(int64_t S_n0, int32_t_restrict in_a0_pos1, int32_t_restrict in_a0_crd1,
+        float_restrict in_a0_val, int32_t_restrict out_pos1, int64_t_restrict out_nxt,
+        int32_t_restrict out_crd1, float_restrict out_val, int64_t* sf_ret) noexcept nogil:
     cdef int64_t c, chunk, chunk_2, chunks, cnt_cells, cur, i0, i0_2, i1, i1_2, m, n, o0, o0_2
     cdef int64_t o1_2, pos_bad, q0, q0_2, q1, q1_2, range_v, run, sf_a, sf_b, sf_bad, sf_c, slot
     cdef int64_t t, t_2, v
@@ -190,7 +182,7 @@ cdef object _fast(tuple args, int threads):
     S_n0 = in_a0.shape[0]
     if S_n0 != in_a0.shape[1]:
         return None
-    if S_n0 >= 2147483648:
+    if S_n0 >= 2147483648LL:
         return None
     if sf_threads(<double>in_a0.stored, threads) < 1:
         return None
@@ -233,7 +225,7 @@ fast = sf_fast_entry(_fast, 1)
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: coiterate -> csr
-# sparsefold compiler 0.3.0; source hash bc76e98288428c77
+# sparsefold compiler 0.3.0; source hash cac217cb08ef684e
 #
 # Program:
 #   %0 = input tmp0: float32[n0, n0] csr
@@ -263,19 +255,10 @@ _SF_SITES = (
 )
 
 
-cdef void _run_body(
-        int64_t S_n0,
-        int32_t_restrict in_tmp0_pos1,
-        int32_t_restrict in_tmp0_crd1,
-        float_restrict in_tmp0_val,
-        int32_t_restrict in_a0_pos1,
-        int32_t_restrict in_a0_crd1,
-        float_restrict in_a0_val,
-        int32_t_restrict out_crd1,
-        int32_t_restrict out_pos1,
-        float_restrict out_val,
-        int64_t* sf_ret,
-) noexcept nogil:
+cdef void _run_body(int64_t S_n0, int32_t_restrict in_tmp0_pos1, int32_t_restrict in_tmp0_crd1,
+        float_restrict in_tmp0_val, int32_t_restrict in_a0_pos1, int32_t_restrict in_a0_crd1,
+        float_restrict in_a0_val, int32_t_restrict out_crd1, int32_t_restrict out_pos1,
+        float_restrict out_val, int64_t* sf_ret) noexcept nogil:
     cdef bint stale_a, stale_a_2, stale_b, stale_b_2
     cdef float v, x0, x1
     cdef int64_t e_a, e_a_2, e_b, e_b_2, i0_b, i0_b_2, i1_a, i1_a_2, k, k_2, key_a, key_a_2, key_b
@@ -574,7 +557,7 @@ cdef object _fast(tuple args, int threads):
         return None
     if S_n0 != in_a0.shape[1]:
         return None
-    if S_n0 >= 2147483648:
+    if S_n0 >= 2147483648LL:
         return None
     if sf_threads(<double>in_tmp0.stored + <double>in_a0.stored, threads) < 1:
         return None

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: coiterate -> coo
-# sparsefold compiler 0.3.0; source hash d7ddbc0334166e50
+# sparsefold compiler 0.3.0; source hash bf7d8f44bdb9fa45
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] coo
@@ -35,26 +35,12 @@ _SF_SITES = (
 )
 
 
-cdef void _run_body(
-        int64_t S_n0,
-        int64_t S_n1,
-        int32_t_restrict out_crd0,
-        int32_t_restrict out_crd1,
-        float_restrict out_val,
-        int64_t_restrict in_a0_pos0,
-        int32_t_restrict in_a0_crd0,
-        int32_t_restrict in_a0_crd1,
-        float_restrict in_a0_val,
-        int64_t_restrict in_a1_pos0,
-        int32_t_restrict in_a1_crd0,
-        int32_t_restrict in_a1_crd1,
-        float_restrict in_a1_val,
-        int64_t_restrict in_a2_pos0,
-        int32_t_restrict in_a2_crd0,
-        int32_t_restrict in_a2_crd1,
-        float_restrict in_a2_val,
-        int64_t* sf_ret,
-) noexcept nogil:
+cdef void _run_body(int64_t S_n0, int64_t S_n1, int32_t_restrict out_crd0,
+        int32_t_restrict out_crd1, float_restrict out_val, int64_t_restrict in_a0_pos0,
+        int32_t_restrict in_a0_crd0, int32_t_restrict in_a0_crd1, float_restrict in_a0_val,
+        int64_t_restrict in_a1_pos0, int32_t_restrict in_a1_crd0, int32_t_restrict in_a1_crd1,
+        float_restrict in_a1_val, int64_t_restrict in_a2_pos0, int32_t_restrict in_a2_crd0,
+        int32_t_restrict in_a2_crd1, float_restrict in_a2_val, int64_t* sf_ret) noexcept nogil:
     cdef bint stale_a, stale_b, stale_c
     cdef float v, v_2, v_3, v_4, x0, x0_2, x1, x1_2, x2, x2_2
     cdef int64_t end_a, end_b, end_c, i0_a, i0_b, i0_c, i1_a, i1_b, i1_c, k, k0, k0_2, k1, k1_2
@@ -395,7 +381,7 @@ cdef object _fast(tuple args, int threads):
         return None
     if S_n1 != in_a2.shape[1]:
         return None
-    if S_n0 >= 2147483648 or S_n1 >= 2147483648:
+    if S_n0 >= 2147483648LL or S_n1 >= 2147483648LL:
         return None
     with nogil:
         nonfinite = sf_nonfinite(in_a0.val, in_a0.nnz, SF_FLOAT32)

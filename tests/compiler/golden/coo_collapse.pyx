@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: stream -> csr
-# sparsefold compiler 0.3.0; source hash b4ce9e02d55f002c
+# sparsefold compiler 0.3.0; source hash 5aa190236a9f4cc9
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] coo
@@ -25,17 +25,9 @@ _SF_SITES = (
 )
 
 
-cdef void _run_body(
-        int64_t S_n0,
-        int64_t S_n1,
-        int32_t_restrict out_crd0,
-        float_restrict out_val,
-        int64_t_restrict in_a0_pos0,
-        int32_t_restrict in_a0_crd0,
-        int32_t_restrict in_a0_crd1,
-        float_restrict in_a0_val,
-        int64_t* sf_ret,
-) noexcept nogil:
+cdef void _run_body(int64_t S_n0, int64_t S_n1, int32_t_restrict out_crd0, float_restrict out_val,
+        int64_t_restrict in_a0_pos0, int32_t_restrict in_a0_crd0, int32_t_restrict in_a0_crd1,
+        float_restrict in_a0_val, int64_t* sf_ret) noexcept nogil:
     cdef int64_t i0, i1, m, n, o0, q0, sf_a, sf_b, sf_bad, sf_c
     sf_bad = 0
     n = 0
@@ -92,7 +84,7 @@ cdef object _fast(tuple args, int threads):
         return None
     S_n0 = in_a0.shape[0]
     S_n1 = in_a0.shape[1]
-    if S_n0 >= 2147483648 or S_n1 >= 2147483648:
+    if S_n0 >= 2147483648LL or S_n1 >= 2147483648LL:
         return None
     out_shape[0] = (S_n0 * S_n1)
     limit = sf_memory_limit()

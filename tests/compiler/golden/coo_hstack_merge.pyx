@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: coiterate -> coo
-# sparsefold compiler 0.3.0; source hash b2104dc921523a6f
+# sparsefold compiler 0.3.0; source hash d9ab37537efe4103
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] coo
@@ -29,23 +29,11 @@ _SF_SITES = (
 )
 
 
-cdef void _run_body(
-        int64_t S_n0,
-        int64_t S_n1,
-        int64_t S_n2,
-        int32_t_restrict out_crd0,
-        int32_t_restrict out_crd1,
-        float_restrict out_val,
-        int64_t_restrict in_a0_pos0,
-        int32_t_restrict in_a0_crd0,
-        int32_t_restrict in_a0_crd1,
-        float_restrict in_a0_val,
-        int64_t_restrict in_a1_pos0,
-        int32_t_restrict in_a1_crd0,
-        int32_t_restrict in_a1_crd1,
-        float_restrict in_a1_val,
-        int64_t* sf_ret,
-) noexcept nogil:
+cdef void _run_body(int64_t S_n0, int64_t S_n1, int64_t S_n2, int32_t_restrict out_crd0,
+        int32_t_restrict out_crd1, float_restrict out_val, int64_t_restrict in_a0_pos0,
+        int32_t_restrict in_a0_crd0, int32_t_restrict in_a0_crd1, float_restrict in_a0_val,
+        int64_t_restrict in_a1_pos0, int32_t_restrict in_a1_crd0, int32_t_restrict in_a1_crd1,
+        float_restrict in_a1_val, int64_t* sf_ret) noexcept nogil:
     cdef bint stale_a0, stale_a1
     cdef float x0
     cdef int64_t end_a0, end_a1, i0_a0, i0_a1, i1_a0, i1_a1, k, k0, k1, key_a0, key_a1, m, n

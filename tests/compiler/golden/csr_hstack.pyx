@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: stream -> csr
-# sparsefold compiler 0.3.0; source hash c9492c2ff90f102b
+# sparsefold compiler 0.3.0; source hash 613b0955364071ac
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -29,21 +29,10 @@ _SF_SITES = (
 )
 
 
-cdef void _run_body(
-        int64_t S_n0,
-        int64_t S_n1,
-        int64_t S_n2,
-        int32_t_restrict in_a0_pos1,
-        int32_t_restrict in_a0_crd1,
-        float_restrict in_a0_val,
-        int32_t_restrict in_a1_pos1,
-        int32_t_restrict in_a1_crd1,
-        float_restrict in_a1_val,
-        int32_t_restrict out_crd1,
-        int32_t_restrict out_pos1,
-        float_restrict out_val,
-        int64_t* sf_ret,
-) noexcept nogil:
+cdef void _run_body(int64_t S_n0, int64_t S_n1, int64_t S_n2, int32_t_restrict in_a0_pos1,
+        int32_t_restrict in_a0_crd1, float_restrict in_a0_val, int32_t_restrict in_a1_pos1,
+        int32_t_restrict in_a1_crd1, float_restrict in_a1_val, int32_t_restrict out_crd1,
+        int32_t_restrict out_pos1, float_restrict out_val, int64_t* sf_ret) noexcept nogil:
     cdef int64_t i0, i0_2, i0_3, i0_4, m, n, n_row, pos_bad, r, r_2, range_v, range_v_2, row_len
     cdef int64_t seg_len, seg_len_2, seg_start, seg_start_2, sf_a, sf_b, sf_bad, sf_c, t, t_2, t_3
     cdef int64_t t_4

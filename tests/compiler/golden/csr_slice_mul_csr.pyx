@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: coiterate -> csr
-# sparsefold compiler 0.3.0; source hash aeb9ae687ef42e88
+# sparsefold compiler 0.3.0; source hash c498e246fa9d9002
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -33,21 +33,10 @@ _SF_SITES = (
 )
 
 
-cdef void _run_body(
-        int64_t S_n0,
-        int64_t S_n1,
-        int64_t S_n2,
-        int32_t_restrict in_a0_pos1,
-        int32_t_restrict in_a0_crd1,
-        float_restrict in_a0_val,
-        int32_t_restrict in_a1_pos1,
-        int32_t_restrict in_a1_crd1,
-        float_restrict in_a1_val,
-        int32_t_restrict out_crd1,
-        int32_t_restrict out_pos1,
-        float_restrict out_val,
-        int64_t* sf_ret,
-) noexcept nogil:
+cdef void _run_body(int64_t S_n0, int64_t S_n1, int64_t S_n2, int32_t_restrict in_a0_pos1,
+        int32_t_restrict in_a0_crd1, float_restrict in_a0_val, int32_t_restrict in_a1_pos1,
+        int32_t_restrict in_a1_crd1, float_restrict in_a1_val, int32_t_restrict out_crd1,
+        int32_t_restrict out_pos1, float_restrict out_val, int64_t* sf_ret) noexcept nogil:
     cdef bint stale_a, stale_a_2, stale_b, stale_b_2
     cdef float v, x0, x1
     cdef int64_t e_a, e_a_2, e_b, e_b_2, i1_a, i1_a_2, i1_b, i1_b_2, k, k_2, k_met, k_met_2, key_a

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: stream -> csr
-# sparsefold compiler 0.3.0; source hash 03c71da6f1cf55be
+# sparsefold compiler 0.3.0; source hash 6bbf87fc1536afc7
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -29,18 +29,10 @@ _SF_SITES = (
 )
 
 
-cdef void _run_body(
-        int64_t S_n0,
-        int64_t S_n1,
-        int32_t_restrict in_a0_pos1,
-        int32_t_restrict in_a0_crd1,
-        float_restrict in_a0_val,
-        int32_t_restrict out_pos1,
-        int64_t_restrict out_nxt,
-        int32_t_restrict out_crd1,
-        float_restrict out_val,
-        int64_t* sf_ret,
-) noexcept nogil:
+cdef void _run_body(int64_t S_n0, int64_t S_n1, int32_t_restrict in_a0_pos1,
+        int32_t_restrict in_a0_crd1, float_restrict in_a0_val, int32_t_restrict out_pos1,
+        int64_t_restrict out_nxt, int32_t_restrict out_crd1, float_restrict out_val,
+        int64_t* sf_ret) noexcept nogil:
     cdef int64_t c, chunk, chunk_2, chunks, cnt_cells, cur, i0, i0_2, i1, i1_2, m, n, o0, o0_2
     cdef int64_t o1_2, pos_bad, q0, q0_2, q1, q1_2, range_v, run, sf_a, sf_b, sf_bad, sf_c, slot
     cdef int64_t t, t_2, v
@@ -189,7 +181,7 @@ cdef object _fast(tuple args, int threads):
         return None
     S_n0 = in_a0.shape[0]
     S_n1 = in_a0.shape[1]
-    if S_n0 >= 2147483648 or S_n1 >= 2147483648:
+    if S_n0 >= 2147483648LL or S_n1 >= 2147483648LL:
         return None
     if sf_threads(<double>in_a0.stored, threads) < 1:
         return None

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: stream -> csr
-# sparsefold compiler 0.3.0; source hash 7b24d10b0e91cba9
+# sparsefold compiler 0.3.0; source hash 5af1942d4217ca57
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -29,21 +29,10 @@ _SF_SITES = (
 )
 
 
-cdef void _run_body(
-        int64_t S_n0,
-        int64_t S_n1,
-        int64_t S_n2,
-        int32_t_restrict in_a0_pos1,
-        int32_t_restrict in_a0_crd1,
-        float_restrict in_a0_val,
-        int32_t_restrict in_a1_pos1,
-        int32_t_restrict in_a1_crd1,
-        float_restrict in_a1_val,
-        int32_t_restrict out_crd1,
-        int32_t_restrict out_pos1,
-        float_restrict out_val,
-        int64_t* sf_ret,
-) noexcept nogil:
+cdef void _run_body(int64_t S_n0, int64_t S_n1, int64_t S_n2, int32_t_restrict in_a0_pos1,
+        int32_t_restrict in_a0_crd1, float_restrict in_a0_val, int32_t_restrict in_a1_pos1,
+        int32_t_restrict in_a1_crd1, float_restrict in_a1_val, int32_t_restrict out_crd1,
+        int32_t_restrict out_pos1, float_restrict out_val, int64_t* sf_ret) noexcept nogil:
     cdef int64_t cur, m, n, pos_bad, range_v, range_v_2, seg_len, seg_start, sf_a, sf_b, sf_bad
     cdef int64_t sf_c, t, t_2, t_3, t_4
     cdef uint32_t range_bad32, range_bad32_2, range_c32, range_c32_2, range_lim32, range_lim32_2

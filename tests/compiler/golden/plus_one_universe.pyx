@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: coiterate -> dense
-# sparsefold compiler 0.3.0; source hash e91df7c1553f312b
+# sparsefold compiler 0.3.0; source hash 9a11cfa513afecfc
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -25,15 +25,9 @@ _SF_SITES = (
 )
 
 
-cdef void _run_body(
-        int64_t S_n0,
-        int64_t S_n1,
-        int32_t_restrict in_a0_pos1,
-        int32_t_restrict in_a0_crd1,
-        float_restrict in_a0_val,
-        float_restrict out_val,
-        int64_t* sf_ret,
-) noexcept nogil:
+cdef void _run_body(int64_t S_n0, int64_t S_n1, int32_t_restrict in_a0_pos1,
+        int32_t_restrict in_a0_crd1, float_restrict in_a0_val, float_restrict out_val,
+        int64_t* sf_ret) noexcept nogil:
     cdef bint stale_a
     cdef float v, x0
     cdef int64_t e_a, i1_a, k0, k1, key_a, p_a, pos_bad, range_v, s_a, sf_a, sf_b, sf_bad, sf_c, t
@@ -116,7 +110,7 @@ cdef object _fast(tuple args, int threads):
         return None
     S_n0 = in_a0.shape[0]
     S_n1 = in_a0.shape[1]
-    if S_n0 >= 2147483648 or S_n1 >= 2147483648:
+    if S_n0 >= 2147483648LL or S_n1 >= 2147483648LL:
         return None
     out_shape[0] = S_n0
     out_shape[1] = S_n1

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: contract -> csr
-# sparsefold compiler 0.3.0; source hash 42695a6028cd4e2e
+# sparsefold compiler 0.3.0; source hash e30e32eb7d86465c
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -33,26 +33,12 @@ _SF_SITES = (
 )
 
 
-cdef void _run_body(
-        int64_t S_n0,
-        int64_t S_n1,
-        int64_t S_n2,
-        int32_t_restrict in_a0_pos1,
-        int32_t_restrict in_a0_crd1,
-        float_restrict in_a0_val,
-        int32_t_restrict in_a1_pos1,
-        int32_t_restrict in_a1_crd1,
-        float_restrict in_a1_val,
-        int32_t_restrict out_crd1,
-        int32_t_restrict out_pos1,
-        float_restrict out_val,
-        int64_t_restrict out_row_pos,
-        int64_t_restrict out_ws_list,
-        int64_t_restrict out_ws_slot,
-        float_restrict out_ws_slot_val,
-        int64_t ws_team,
-        int64_t* sf_ret,
-) noexcept nogil:
+cdef void _run_body(int64_t S_n0, int64_t S_n1, int64_t S_n2, int32_t_restrict in_a0_pos1,
+        int32_t_restrict in_a0_crd1, float_restrict in_a0_val, int32_t_restrict in_a1_pos1,
+        int32_t_restrict in_a1_crd1, float_restrict in_a1_val, int32_t_restrict out_crd1,
+        int32_t_restrict out_pos1, float_restrict out_val, int64_t_restrict out_row_pos,
+        int64_t_restrict out_ws_list, int64_t_restrict out_ws_slot, float_restrict out_ws_slot_val,
+        int64_t ws_team, int64_t* sf_ret) noexcept nogil:
     cdef float v, x
     cdef int64_t c_d, c_l, i_d, i_l, j, m, n, n_row, pf_at, pf_row, pf_row_2, pos_bad, q_d, q_l, r
     cdef int64_t range_v, range_v_2, s_d, s_l, sf_a, sf_b, sf_bad, sf_c, t, t_2, t_3, t_4, tag
@@ -207,22 +193,11 @@ cdef void _run_loops(const int64_t* s, void** p, int64_t* r) noexcept nogil:
 run = sf_function(_run_loops, "i i i r4 r4 r4 r4 r4 r4 w4 w4 w4 w8 w8 w8 w4 i", 2, _SF_SITES)
 
 
-cdef void _count_body(
-        int64_t S_n0,
-        int64_t S_n1,
-        int64_t S_n2,
-        int32_t_restrict in_a0_pos1,
-        int32_t_restrict in_a0_crd1,
-        float_restrict in_a0_val,
-        int32_t_restrict in_a1_pos1,
-        int32_t_restrict in_a1_crd1,
-        float_restrict in_a1_val,
-        int64_t_restrict out_ws_list,
-        int64_t_restrict out_ws_mark,
-        int64_t_restrict out_row_pos,
-        int64_t ws_team,
-        int64_t* sf_ret,
-) noexcept nogil:
+cdef void _count_body(int64_t S_n0, int64_t S_n1, int64_t S_n2, int32_t_restrict in_a0_pos1,
+        int32_t_restrict in_a0_crd1, float_restrict in_a0_val, int32_t_restrict in_a1_pos1,
+        int32_t_restrict in_a1_crd1, float_restrict in_a1_val, int64_t_restrict out_ws_list,
+        int64_t_restrict out_ws_mark, int64_t_restrict out_row_pos, int64_t ws_team,
+        int64_t* sf_ret) noexcept nogil:
     cdef int64_t c_d, c_l, i_d, i_l, pf_at, pf_row, pf_row_2, pos_bad, q_d, q_l, r, range_v
     cdef int64_t range_v_2, s_d, s_l, sf_a, sf_b, sf_bad, sf_c, t, t_2, t_3, t_4, total, ws_n
     cdef int64_t ws_off

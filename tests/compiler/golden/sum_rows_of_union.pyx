@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: coiterate -> dense
-# sparsefold compiler 0.3.0; source hash 964195c9b78d1365
+# sparsefold compiler 0.3.0; source hash a60bcde0d0dd1daa
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -29,19 +29,10 @@ _SF_SITES = (
 )
 
 
-cdef void _run_body(
-        int64_t S_n0,
-        int64_t S_n1,
-        int32_t_restrict in_a0_pos1,
-        int32_t_restrict in_a0_crd1,
-        float_restrict in_a0_val,
-        int32_t_restrict in_a1_pos1,
-        int32_t_restrict in_a1_crd1,
-        float_restrict in_a1_val,
-        float_restrict out_val,
-        int64_t_restrict out_cnt,
-        int64_t* sf_ret,
-) noexcept nogil:
+cdef void _run_body(int64_t S_n0, int64_t S_n1, int32_t_restrict in_a0_pos1,
+        int32_t_restrict in_a0_crd1, float_restrict in_a0_val, int32_t_restrict in_a1_pos1,
+        int32_t_restrict in_a1_crd1, float_restrict in_a1_val, float_restrict out_val,
+        int64_t_restrict out_cnt, int64_t* sf_ret) noexcept nogil:
     cdef bint stale_a, stale_b
     cdef float acc, v, x0, x1
     cdef int64_t acc_n, e_a, e_b, i1_a, i1_b, k, key_a, key_b, p_a, p_b, pos_bad, r, range_v

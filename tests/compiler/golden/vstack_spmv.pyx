@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: stream -> dense
-# sparsefold compiler 0.3.0; source hash 85b17e1a88b7e09b
+# sparsefold compiler 0.3.0; source hash b3bdc962b95d198b
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -38,20 +38,10 @@ _SF_SITES = (
 )
 
 
-cdef void _run_body(
-        int64_t S_n0,
-        int64_t S_n1,
-        int64_t S_n2,
-        int32_t_restrict in_a0_pos1,
-        int32_t_restrict in_a0_crd1,
-        float_restrict in_a0_val,
-        int32_t_restrict in_a1_pos1,
-        int32_t_restrict in_a1_crd1,
-        float_restrict in_a1_val,
-        float_restrict out_val,
-        float_restrict in_a2_val,
-        int64_t* sf_ret,
-) noexcept nogil:
+cdef void _run_body(int64_t S_n0, int64_t S_n1, int64_t S_n2, int32_t_restrict in_a0_pos1,
+        int32_t_restrict in_a0_crd1, float_restrict in_a0_val, int32_t_restrict in_a1_pos1,
+        int32_t_restrict in_a1_crd1, float_restrict in_a1_val, float_restrict out_val,
+        float_restrict in_a2_val, int64_t* sf_ret) noexcept nogil:
     cdef bint long_rows, long_rows_2
     cdef float acc, acc_2, acc_3, acc_4, v, v_2, v_3, v_4
     cdef int64_t blk, blk_2, blk_rows, blk_rows_2, i0, i0_2, i0_3, i0_4, i1, i1_2, i1_3, i1_4, o0
