@@ -16,12 +16,13 @@ program's exact variant (no annihilation that needs finite operands) when a plan
 finite operands, since the runtime switches to it when one holds a NaN or an infinity.
 
 :func:`assemble` concatenates variants into one module. Each variant's text is kept verbatim
-except for its module-level names: ``run``/``count`` become ``_sf<k>_run``/..., its check
-table ``_SF<k>_SITES``, and its failure call ``_sf_fail(...)`` becomes
-``_sf_fail_with(_SF<k>_SITES, ...)``, one copy of the failure helper taking the table as a
-parameter; shared preludes (imports, the buffer-address helper, the workspace sort) appear
-once (the parallel loops' header too). Anything else at module level
-is refused (``InternalError``) rather than risk two variants sharing a name.
+except for its module-level names: ``run``/``count``/``fast`` become ``_sf<k>_run``/...,
+their loops and trampolines ``_sf<k>_run_body``/``_sf<k>_run_loops``/..., its check table
+``_SF<k>_SITES``. The preludes are merged: one cimport per module of the names any variant
+uses (the shared runtime's among them: a package built from these kernels needs sparsefold
+installed, whose runtime they call), one block of restrict typedefs, and each declaration of
+``spec.c_library`` once. Anything else at module level is refused (``InternalError``)
+rather than risk two variants sharing a name.
 """
 
 from __future__ import annotations
@@ -34,11 +35,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sparsefold.compiler.build import BUFFER_ADDRESS_PYX, CYTHON_DIRECTIVES, source_digest
-from sparsefold.compiler.emit import FAIL_PY
-from sparsefold.compiler.fastcall import FAST_HELPERS
-from sparsefold.compiler.parallel import PARALLEL_HEADER
-from sparsefold.compiler.workspace import SORT_HELPER
+from sparsefold.compiler.build import CYTHON_DIRECTIVES, source_digest
+from sparsefold.compiler.emit import SITES_TABLE
 from sparsefold.spec.compute import Input
 from sparsefold.spec.errors import InternalError
 from sparsefold.storage.levels import sparse_levels
@@ -56,8 +54,6 @@ MANIFEST_NAME = "_SF_MANIFEST"   # JSON text: what was built, by which sparsefol
 # are semantic; the rest match the JIT's optimisation level.
 COMPILE_ARGS = ("-O2", "-g0", "-w", "-fwrapv", "-fno-strict-aliasing", "-DNDEBUG")
 GCC_ONLY_ARGS = ("-fvect-cost-model=cheap",)
-# (PARALLEL_HEADER: the prange cimport and thread count)
-_SHARED_HELPERS = (SORT_HELPER, FAST_HELPERS, PARALLEL_HEADER)
 
 
 def _cc(cc: str | None) -> str:
@@ -66,16 +62,18 @@ def _cc(cc: str | None) -> str:
     return cc or os.environ.get("CC") or sysconfig.get_config_var("CC") or ""
 
 
-def compile_args(cc: str | None = None) -> list[str]:
+def compile_args(cc: str | None = None, *, numpy: bool = False) -> list[str]:
     """C flags for building an AOT module with compiler ``cc`` (default: ``$CC``, else the
     one Python was built with): :data:`COMPILE_ARGS`, plus gcc's vectorizer setting, plus
-    OpenMP's flags (:func:`openmp_args`), plus NumPy's C headers (the fast entries')."""
+    OpenMP's flags (:func:`openmp_args`); ``numpy``: plus NumPy's C headers (the shared
+    runtime includes them; kernels do not)."""
     import os
     cc = _cc(cc)
     head = os.path.basename(cc.split()[0]) if cc.split() else ""
     from sparsefold.compiler.build import numpy_include
     return list(COMPILE_ARGS) + (list(GCC_ONLY_ARGS) if "gcc" in head and "clang" not in head
-                                 else []) + openmp_args(cc) + [f"-I{numpy_include()}"]
+                                 else []) + openmp_args(cc) + (
+        [f"-I{numpy_include()}"] if numpy else [])
 
 
 def openmp_args(cc: str | None = None) -> list[str]:
@@ -165,7 +163,7 @@ def kernel_variants(kernel, input_index: Mapping[str, str],
                         digest = source_digest(src)
                         if digest not in found:
                             names = tuple(f.name for f in functions)
-                            if re.search(r"^def fast\(", src, re.M):  # fastcall.py
+                            if re.search(r"^fast = sf_fast_entry\(", src, re.M):
                                 names += ("fast",)
                             found[digest] = Variant(digest, src, names, _title(src))
     return list(found.values())
@@ -178,96 +176,96 @@ def _title(src: str) -> str:
 
 # --- one module from many variants ------------------------------------------------------------
 
-# One copy of the failure helper for all variants: the check table becomes its first
-# parameter, under the global's name, so the body reads it unchanged.
-_FAIL_HEAD = "def _sf_fail(site, a, b, c):"
-_FAIL_WITH = FAIL_PY.replace(_FAIL_HEAD, "def _sf_fail_with(_SF_SITES, site, a, b, c):")
-_IMPORT = re.compile(r"^(from \S+ cimport .*|cimport .*)$")
-_SITES = re.compile(r"^_SF_SITES = (\(\n(    .*\n)*\)|.*)$", re.M)  # one site per line
+_CIMPORT = re.compile(r"^from (\S+) cimport (.*)$")
 _EXTERN = "cdef extern from *:"
-# a fast entry's dtype constants (``fastcall.py``): the same text wherever they appear
-_DTYPE_CONST = re.compile(r"^_SF_DT_\w+ = _np\.dtype\(_np\.\w+\)$")
-_TYPEDEF = re.compile(r'^    ctypedef \w+\* \w+ "[\w ]+\* __restrict__"$')
+_TYPEDEF = re.compile(r'^    ctypedef [\w ]+\* \w+ "[\w ]+\* __restrict__"$')
 
 
-def _split(variant: Variant) -> tuple[list[str], list[str], str | None, str, list[str]]:
-    """(header comment lines, import lines, the check table line, the body, helpers used);
-    refuses module-level text it does not know."""
-    src = variant.source
-    name = re.escape(variant.functions[0])
-    first = re.search(rf"^(def {name}\(|cdef void _{name}_body\()", src, re.M)
-    if first is None:
-        raise InternalError(f"AOT: no 'def {variant.functions[0]}(' in variant {variant.title}")
-    prelude, body = src[:first.start()], src[first.start():]
-    helpers = [h for h in _SHARED_HELPERS if h in prelude]
-    for block in [BUFFER_ADDRESS_PYX, FAIL_PY, *helpers]:
-        prelude = prelude.replace(block, "\n")
-    sites = _SITES.search(prelude)
-    if sites is not None:
-        prelude = prelude[:sites.start()] + prelude[sites.end():]
-    comments, imports = [], []
-    in_extern = False
+def _statements(prelude: str) -> list[str]:
+    """The prelude's top-level statements, each with its indented lines (a cimport with
+    parenthesized names is one statement)."""
+    out: list[str] = []
+    open_paren = False
     for line in prelude.splitlines():
-        if not line.strip():
-            continue
-        if in_extern and _TYPEDEF.match(line):
-            imports.append(line)  # restrict pointer typedefs: identical text in every variant
-            continue
-        in_extern = line == _EXTERN
-        if line.startswith("#"):
-            comments.append(line)
-        elif _IMPORT.match(line) or in_extern:
-            imports.append(line)
+        if open_paren:
+            out[-1] += "\n" + line
+            open_paren = line.count("(") >= line.count(")") and not line.rstrip().endswith(")")
+        elif line and (line[0].isspace() or line.startswith('"""')) and out:
+            out[-1] += "\n" + line
+        elif line.strip():
+            out.append(line)
+            open_paren = line.count("(") > line.count(")")
+    return out
+
+
+def _split(variant: Variant) -> tuple[list[str], dict[str, list[str]], list[str], list[str],
+                                      str]:
+    """(header comment lines, cimported names by module, restrict typedef lines, other
+    declarations, the body: the check table and the functions)."""
+    src = variant.source
+    first = re.search(rf"^({SITES_TABLE} = \(|cdef void _\w+_body\()", src, re.M)
+    if first is None:
+        raise InternalError(f"AOT: no kernel function in variant {variant.title}")
+    prelude, body = src[:first.start()], src[first.start():]
+    comments: list[str] = []
+    cimports: dict[str, list[str]] = {}
+    typedefs: list[str] = []
+    declarations: list[str] = []
+    for stmt in _statements(prelude):
+        m = _CIMPORT.match(stmt.replace("\n", " "))
+        lines = stmt.splitlines()
+        if stmt.startswith("#"):
+            comments.append(stmt)
+        elif m:
+            names = [n.strip() for n in m.group(2).strip("() ").split(",") if n.strip()]
+            cimports.setdefault(m.group(1), []).extend(names)
+        elif lines[0] == _EXTERN and all(_TYPEDEF.match(x) for x in lines[1:]):
+            typedefs += lines[1:]
+        elif stmt.startswith(("cdef extern from ", "ctypedef ", "cdef inline ")):
+            declarations.append(stmt)  # spec.c_library's: identical text in every variant
         else:
             raise InternalError(f"AOT: unexpected module-level line in variant "
-                                f"{variant.title}: {line!r}; compiler/aot.py must learn it")
-    names = set(variant.functions)
-    for line in body.splitlines():
-        if line and not line[0].isspace() and not line.startswith("#") and \
-                line not in ("):", ") noexcept nogil:") and not _DTYPE_CONST.match(line):
-            m = re.match(r"def (\w+)\(|cdef void _(\w+)_body\(", line)
-            if m is None or (m.group(1) or m.group(2)) not in names:
-                raise InternalError(f"AOT: unexpected module-level line in variant "
-                                    f"{variant.title}: {line!r}; compiler/aot.py must learn it")
-    return comments, imports, sites.group(0) if sites else None, body, helpers
+                                f"{variant.title}: {lines[0]!r}; compiler/aot.py must learn it")
+    return comments, cimports, typedefs, declarations, body
 
 
 def _renamed(body: str, functions: tuple[str, ...], k: int) -> str:
+    """``body`` with its module-level names made the variant's own."""
+    body = re.sub(rf"\b{SITES_TABLE}\b", f"_SF{k}_SITES", body)
     for name in functions:
-        body, n = re.subn(rf"^def {re.escape(name)}\(", f"def _sf{k}_{name}(", body, flags=re.M)
+        body, n = re.subn(rf"^{re.escape(name)} = (sf_function|sf_fast_entry)\(",
+                          rf"_sf{k}_{name} = \1(", body, flags=re.M)
         if n != 1:
-            raise InternalError(f"AOT: expected one 'def {name}(' in a variant, found {n}")
-        # its loops (``cdef void _<name>_body``), called by it and by the fast entry
-        body = re.sub(rf"\b_{re.escape(name)}_body\(", f"_sf{k}_{name}_body(", body)
-    if re.search(r"\b_SF_SITES\b", body):
-        raise InternalError("AOT: a kernel body reads _SF_SITES directly")
-    return re.sub(r"\b_sf_fail\(", f"_sf_fail_with(_SF{k}_SITES, ", body)
-
-
-def _imports_first(lines: dict[str, None]) -> list[str]:
-    """The variants' import lines, then one ``cdef extern from *:`` block of every restrict
-    typedef they declare."""
-    imports = [x for x in lines if x != _EXTERN and not _TYPEDEF.match(x)]
-    typedefs = sorted(x for x in lines if _TYPEDEF.match(x))
-    return imports + ([_EXTERN, *typedefs] if typedefs else [])
+            raise InternalError(f"AOT: expected one '{name} = ...' in a variant, found {n}")
+        if name == "fast":  # the entry function ``_fast``
+            body = re.sub(r"\b_fast\b", f"_sf{k}_fast_entry", body)
+        else:  # its loops and trampoline (``_<name>_body``, ``_<name>_loops``)
+            body = re.sub(rf"\b_{re.escape(name)}_(body|loops)\b", rf"_sf{k}_{name}_\1", body)
+    for line in body.splitlines():
+        if line and not line[0].isspace() and not line.startswith("#") and \
+                line not in ("):", ") noexcept nogil:", ")"):
+            if not re.match(rf"(cdef (void|object) _sf{k}_\w+\(|_sf{k}_\w+ = sf_\w+\(|"
+                            rf"_SF{k}_SITES = \()", line):
+                raise InternalError(f"AOT: unexpected module-level line in a variant: {line!r};"
+                                    f" compiler/aot.py must learn it")
+    return body
 
 
 def assemble(variants: list[Variant], *, title: str, manifest: Mapping) -> str:
     """The ``.pyx`` text of one module holding every variant: its functions ``_sf<k>_<name>``,
     the table ``_SF_VARIANTS`` (digest -> {name: function}) and ``_SF_MANIFEST``."""
-    if FAIL_PY.count(_FAIL_HEAD) != 1:
-        raise InternalError("AOT: emit.FAIL_PY changed shape; compiler/aot.py must learn it")
-    imports: dict[str, None] = {}
-    helpers: dict[str, None] = {}
+    cimports: dict[str, dict[str, None]] = {}
+    typedefs: dict[str, None] = {}
+    declarations: dict[str, None] = {}
     parts = []
     for k, v in enumerate(variants):
-        comments, imp, sites, body, used = _split(v)
-        imports.update(dict.fromkeys(imp))
-        helpers.update(dict.fromkeys(used))
+        comments, names, types, decls, body = _split(v)
+        for module, found in names.items():
+            cimports.setdefault(module, {}).update(dict.fromkeys(found))
+        typedefs.update(dict.fromkeys(types))
+        declarations.update(dict.fromkeys(decls))
         block = [f"# === variant {k}: {v.title}; source sha256 {v.digest}",
                  *[c for c in comments if not c.startswith("# cython:")]]
-        if sites is not None:
-            block.append(sites.replace("_SF_SITES", f"_SF{k}_SITES", 1))
         block += ["", "", _renamed(body, v.functions, k).rstrip("\n")]
         parts.append("\n".join(block))
     directives = ", ".join(f"{k}={v}" for k, v in sorted(CYTHON_DIRECTIVES.items()))
@@ -276,11 +274,13 @@ def assemble(variants: list[Variant], *, title: str, manifest: Mapping) -> str:
         fns = ", ".join(f"{name!r}: _sf{k}_{name}" for name in v.functions)
         table.append(f"    {v.digest!r}: {{{fns}}},")
     table.append("}")
+    imports = [f"from {module} cimport ({', '.join(names)})"
+               for module, names in cimports.items()]
     head = [f"# cython: language_level=3, {directives}",
             f"# {title}", "# Generated by sparsefold AOT (compiler/aot.py); do not edit.",
-            f"# {len(variants)} kernel variants.", "", *_imports_first(imports),
-            BUFFER_ADDRESS_PYX,
-            *helpers, _FAIL_WITH]
+            f"# {len(variants)} kernel variants.", "", *imports, *declarations]
+    if typedefs:
+        head += [_EXTERN, *sorted(typedefs)]
     manifest_text = json.dumps(dict(manifest), sort_keys=True)
-    return ("\n".join(head) + "\n\n" + "\n\n\n".join(parts) + "\n\n\n" + "\n".join(table) +
-            f"\n\n{MANIFEST_NAME} = {manifest_text!r}\n")
+    return ("\n".join(head) + "\n\n\n" + "\n\n\n".join(parts) + "\n\n\n" +
+            "\n".join(table) + f"\n\n{MANIFEST_NAME} = {manifest_text!r}\n")

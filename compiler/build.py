@@ -17,12 +17,16 @@ Public API
     ``"sfk_<hint>_<24 hex digits of key>"``: unique per key, so modules never clash.
 ``data_pointer(array, *, writable=False) -> int``
     The address of a contiguous NumPy array's first element, for passing arrays to kernels.
-``BUFFER_ADDRESS_PYX``
-    Cython text defining ``_sf_address(array, itemsize, writable)``: the same address taken
-    inside the kernel through the buffer protocol, 20x cheaper than ``data_pointer``.
+``ensure_runtime() -> types.ModuleType``
+    The shared runtime every kernel module cimports (``runtime.pyx``), imported: the
+    installed build when it was compiled from the sources installed now, else one compiled
+    into the kernel cache. Called before any kernel module is imported.
 ``stats() / clear_memory_cache()``
     Counters (memory_hits, disk_hits, builds, fallbacks, prebuilt_hits) and a reset, mainly
     for tests.
+``build_log() -> list[dict]``
+    Every module this process built: name hint, Cython, C compiler and load seconds
+    (``sparsefold bench --compile-time``).
 ``register_prebuilt(table) / prebuilt_only(context) / source_digest(source)``
     Ahead-of-time modules (``compiler/aot.py``): functions built from a source elsewhere,
     registered under the sha256 of that source, are used instead of compiling it;
@@ -31,14 +35,13 @@ Public API
 Contract for generated sources
 ------------------------------
 A kernel module uses only C types and raw pointers (``from libc.stdint cimport int32_t,
-int64_t``; no ``cimport numpy``, no memoryviews: their boilerplate costs seconds of C compile;
-the fast entry reads NumPy's C structs through a few macros of its headers, included from
-:func:`numpy_include`).
-Arrays cross the boundary as integers from :func:`data_pointer`; the kernel declares them
-``size_t`` and casts, e.g. ``def k(size_t x_addr, Py_ssize_t n): cdef double* x = <double*>
-x_addr``; or as objects, converted inside with ``<double*>_sf_address(x, 8, False)`` from
-:data:`BUFFER_ADDRESS_PYX`. The caller keeps the arrays alive for the duration of the call.
-Directives :data:`CYTHON_DIRECTIVES` apply (no bounds checks: inputs are validated first).
+int64_t``; no ``cimport numpy``, no memoryviews: their boilerplate costs seconds of C
+compile), and what it needs of Python objects through the shared runtime
+(``from sparsefold.compiler.runtime cimport ...``, ``runtime.pxd``; Cython finds it on the
+include path :func:`runtime_source.write_include` makes): its Python-callable functions are
+the runtime's ``sf_function`` objects (arrays converted through the buffer protocol) and
+``sf_fast_entry``. Directives :data:`CYTHON_DIRECTIVES` apply (no bounds checks: inputs
+are validated first).
 
 C flags (:data:`CFLAGS`) are portable (no ``-march=native``), so a cache directory can be
 shared by machines of one platform; the C compiler is ``$SPARSEFOLD_CC``, else ``$CC``, else
@@ -59,9 +62,11 @@ import os
 import re
 import secrets
 import shlex
+import shutil
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import threading
 import time
 import types
@@ -70,22 +75,25 @@ from pathlib import Path
 import numpy as np
 
 from sparsefold.compiler import cache as _cache
+from sparsefold.compiler import runtime_source as _runtime
 from sparsefold.spec.errors import IllFormedProgram, InternalError
 
 __all__ = [
-    "BUFFER_ADDRESS_PYX", "CFLAGS", "GCC_GLUE_LEVEL", "split_levels", "CYTHON_DIRECTIVES",
+    "CFLAGS", "GCC_GLUE_LEVEL", "split_levels", "CYTHON_DIRECTIVES",
     "load_module", "kernel_key",
     "module_name_for", "environment_fields", "compiler_version", "data_pointer", "stats",
     "COMPILER_VERSION", "clear_memory_cache", "NotPrebuilt", "register_prebuilt",
     "prebuilt_only", "source_digest", "OPENMP_FLAGS", "openmp_flags", "active_cflags",
-    "numpy_include", "requested_openmp",
+    "numpy_include", "requested_openmp", "ensure_runtime", "RUNTIME_CFLAGS",
+    "runtime_defines", "build_log",
 ]
 
 # The compiler's version: printed in every kernel's header and recorded in every cache entry.
 COMPILER_VERSION = "0.1.0"
 # Bump when the way a source becomes a module changes without the source changing.
-_BUILD_FORMAT = "build-4"  # 2: gcc builds glue at -O1, loops at -O2 (split_levels); 3: the
-# glue at -Og; 4: fused helpers' specializations at -O2 too
+_BUILD_FORMAT = "build-5"  # 2: gcc builds glue at -O1, loops at -O2 (split_levels); 3: the
+# glue at -Og; 4: fused helpers' specializations at -O2 too; 5: kernels cimport the
+# shared runtime
 
 CYTHON_DIRECTIVES = {"boundscheck": False, "wraparound": False, "cdivision": True,
                      "initializedcheck": False}
@@ -159,10 +167,12 @@ def openmp_flags() -> tuple[str, ...]:
 # but costs ~0.5-1 us a call. Keeping helpers that handle Python objects out of -O2 saved
 # nothing measurable.
 GCC_GLUE_LEVEL = "-Og"
-# (a fused helper's specializations are ``__pyx_fuse_<k>__pyx_f_...``: left at -Og, gcc would
-# not inline them into the -O2 loops — differing optimize options — and clip(A, lo, hi), a
-# call per entry of sf_clip_f, ran at 26 ms on 2M entries where A * 2 took 3)
-_CDEF_DEFINITION = re.compile(r"^static [^;=]*\b(?:__pyx_fuse_\d+)?__pyx_f_\w+\([^;]*\) \{$")
+# a cdef function's definition, unless it returns a Python object (the fast entry); a fused
+# helper's specializations are ``__pyx_fuse_<k>__pyx_f_...``: left at -Og, gcc would not
+# inline them into the -O2 loops — differing optimize options — and clip(A, lo, hi), a call
+# per entry of sf_clip_f, ran at 26 ms on 2M entries where A * 2 took 3
+_CDEF_DEFINITION = re.compile(
+    r"^static (?!PyObject \*)[^;=]*\b(?:__pyx_fuse_\d+)?__pyx_f_\w+\([^;]*\) \{$")
 
 
 @functools.lru_cache(maxsize=8)
@@ -191,14 +201,76 @@ def split_levels(c_source: str) -> str:
     return "\n".join(out)
 
 
-def active_cflags() -> tuple[str, ...]:
-    """The C flags a kernel is built with in this process: :data:`CFLAGS` plus OpenMP's,
-    with :data:`GCC_GLUE_LEVEL` in place of -O2 when the compiler is gcc (its loops still get
-    -O2: :func:`split_levels`)."""
+def active_cflags(parallel: bool = True) -> tuple[str, ...]:
+    """The C flags a kernel is built with in this process: :data:`CFLAGS` plus OpenMP's (for
+    a kernel with a ``parallel`` loop), with :data:`GCC_GLUE_LEVEL` in place of -O2 when the
+    compiler is gcc (its loops still get -O2: :func:`split_levels`)."""
     flags = tuple(CFLAGS)
     if _is_gcc(_compiler()):
         flags = tuple(GCC_GLUE_LEVEL if f == "-O2" else f for f in flags)
-    return flags + openmp_flags()
+    return flags + (openmp_flags() if parallel else ())
+
+
+# A precompiled Python.h (gcc): a kernel's C starts ``#define PY_SSIZE_T_CLEAN`` (empty) then
+# ``#include "Python.h"``, so one built with that macro and the kernels' flags is valid for
+# every kernel (gcc checks, and reads the header itself when it is not). Parsing Python.h was
+# a fifth of gcc's work on a kernel (cc1 instructions, valgrind: 1427M -> 1140M on a row-loop
+# kernel, 1337M -> 1047M on a co-iteration). Built once per compiler, flags and Python, into
+# <cache root>/.pch/<key>/, atomically; anything failing there just means no PCH.
+_pch_dirs: dict[tuple, Path | None] = {}
+_pch_lock = threading.Lock()
+
+
+def _pch_dir(compiler: str, flags: tuple[str, ...], include: str) -> Path | None:
+    """A directory holding ``Python.h.gch`` for these flags, or None (not gcc, no cache)."""
+    if os.environ.get("SPARSEFOLD_PCH", "1") == "0" or not _is_gcc(compiler):
+        return None
+    memo = (compiler, flags, include)
+    with _pch_lock:
+        if memo in _pch_dirs:
+            return _pch_dirs[memo]
+        found = None
+        try:
+            found = _build_pch(compiler, flags, include)
+        except (OSError, subprocess.SubprocessError, _cache.CacheUnusable):
+            found = None
+        _pch_dirs[memo] = found
+        return found
+
+
+def _build_pch(compiler: str, flags: tuple[str, ...], include: str) -> Path | None:
+    disk = _primary_cache()
+    if disk is None:
+        return None
+    version = subprocess.run([*shlex.split(compiler), "--version"], capture_output=True,
+                             text=True, timeout=60).stdout
+    key = hashlib.sha256(json.dumps([version, flags, include, sys.version],
+                                    sort_keys=True).encode()).hexdigest()[:24]
+    target = disk.root / ".pch" / key
+    if (target / "Python.h.gch").is_file():
+        return target
+    header = Path(include) / "Python.h"
+    if not header.is_file():
+        return None
+    target.parent.mkdir(mode=0o700, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=".pch-", dir=target.parent))
+    try:
+        shutil.copyfile(header, work / "Python.h")
+        done = subprocess.run([*shlex.split(compiler), *flags, "-DPY_SSIZE_T_CLEAN=",
+                               "-x", "c-header", f"-I{include}", str(work / "Python.h"),
+                               "-o", str(work / "Python.h.gch")],
+                              capture_output=True, text=True, timeout=_CC_TIMEOUT_S)
+        (work / "Python.h").unlink()
+        if done.returncode != 0:
+            return None
+        try:
+            os.rename(work, target)
+        except OSError:  # another process put its own in place first
+            if not (target / "Python.h.gch").is_file():
+                return None
+        return target
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def compiler_version() -> str:
@@ -222,7 +294,7 @@ _CYTHON_VERSION: str | None = None
 
 
 def numpy_include() -> str:
-    """NumPy's C headers, which a kernel's fast entry includes (``fastcall_pyx``)."""
+    """NumPy's C headers, which the shared runtime includes (``runtime.pyx``)."""
     import numpy
     return numpy.get_include()
 
@@ -241,7 +313,7 @@ def environment_fields() -> dict[str, object]:
         "ext_suffix": sysconfig.get_config_var("EXT_SUFFIX"),
         "platform": sysconfig.get_platform(),
         "cflags": list(CFLAGS) + list(requested_openmp()),
-        "numpy": _numpy_version(),  # fast entries include NumPy's C headers (fastcall_pyx)
+        "runtime": _runtime.interface_digest()[:16],  # what kernels cimport (runtime.pxd)
         "directives": dict(sorted(CYTHON_DIRECTIVES.items())),
     }
 
@@ -267,6 +339,35 @@ _key_locks: dict[tuple[str, str], threading.Lock] = {}
 _key_locks_guard = threading.Lock()
 _unusable_roots: dict[Path, str] = {}
 _cython_lock = threading.Lock()  # Cython's compiler keeps global state: one run at a time
+
+
+_log: list[dict] = []  # every build of this process (build_log)
+
+
+def build_log() -> list[dict]:
+    """The modules this process built, in order: ``{"name_hint", "cython_seconds",
+    "cc_seconds", "load_seconds"}`` each (the list itself: clear it to start afresh)."""
+    return _log
+
+
+def _logged(build, load):
+    """``build`` and ``load`` for ``DiskCache.get_or_build`` that record a build's seconds
+    in :func:`build_log` (a disk hit records nothing)."""
+    done: dict = {}
+
+    def logged_build(build_dir: Path):
+        so_name, extra = build(build_dir)
+        done.update(extra)
+        return so_name, extra
+
+    def logged_load(so_path: Path):
+        started = time.perf_counter()
+        module = load(so_path)
+        if done:
+            with _stats_lock:
+                _log.append({**done, "load_seconds": round(time.perf_counter() - started, 4)})
+        return module
+    return logged_build, logged_load
 
 
 def _count(name: str) -> None:
@@ -378,6 +479,7 @@ def _from_prebuilt(source: str) -> types.ModuleType | None:
 
 
 def _load_uncached(source: str, name_hint: str) -> types.ModuleType:
+    ensure_runtime()  # the kernel's module init imports it
     key = kernel_key(source, name_hint=name_hint)
     module_name = module_name_for(key, name_hint)
     expect = {"key": key, "module": module_name, **environment_fields()}
@@ -388,6 +490,12 @@ def _load_uncached(source: str, name_hint: str) -> types.ModuleType:
     def load(so_path: Path) -> types.ModuleType:
         return _import_extension(module_name, so_path)
 
+    return _cached(module_name, expect, build, load)
+
+
+def _cached(module_name, expect, build, load):
+    """``disk.get_or_build`` in the primary cache, else in a per-process fallback."""
+    build, load = _logged(build, load)
     disk = _primary_cache()
     if disk is not None:
         try:
@@ -430,11 +538,8 @@ def _give_up_on(root: Path, reason: str) -> None:
 
 # -- compiling and importing -----------------------------------------------------------
 
-def _compile(build_dir: Path, source: str, module_name: str, name_hint: str) -> tuple[str, dict]:
-    """Cython then the C compiler, inside ``build_dir``; returns the .so name and timings."""
-    pyx = build_dir / f"{module_name}.pyx"
-    c_file = build_dir / f"{module_name}.c"
-    _cache._write_private(pyx, source.encode("utf-8"))
+def _cythonize(pyx: Path, c_file: Path, module_name: str, include: Path) -> float:
+    """Cython in this process (one run at a time): ``pyx`` to ``c_file``; its seconds."""
     started = time.perf_counter()
     with _cython_lock:
         try:
@@ -445,7 +550,8 @@ def _compile(build_dir: Path, source: str, module_name: str, name_hint: str) -> 
         # Errors go to a listing file, not to this process's stderr, so they can be reported.
         options = CompilationOptions(
             default_options, language_level=3, compiler_directives=dict(CYTHON_DIRECTIVES),
-            output_file=str(c_file), errors_to_stderr=False, use_listing_file=True)
+            output_file=str(c_file), errors_to_stderr=False, use_listing_file=True,
+            include_path=[str(include)])
         try:
             result = compile_single(str(pyx), options, module_name)
         except Exception as exc:
@@ -456,14 +562,119 @@ def _compile(build_dir: Path, source: str, module_name: str, name_hint: str) -> 
         message = listing.read_text(errors="replace").strip() if listing and listing.exists() \
             else "(no message)"
         raise InternalError(f"Cython rejected the generated kernel {module_name}:\n{message}")
-    cython_s = time.perf_counter() - started
+    return time.perf_counter() - started
+
+
+def _compile(build_dir: Path, source: str, module_name: str, name_hint: str) -> tuple[str, dict]:
+    """Cython then the C compiler, inside ``build_dir``; returns the .so name and timings."""
+    pyx = build_dir / f"{module_name}.pyx"
+    c_file = build_dir / f"{module_name}.c"
+    _cache._write_private(pyx, source.encode("utf-8"))
+    include = _runtime.write_include(build_dir / "include")
+    cython_s = _cythonize(pyx, c_file, module_name, include)
     so_name = f"{module_name}.{secrets.token_hex(4)}{sysconfig.get_config_var('EXT_SUFFIX')}"
     compiler = _compiler()
+    c_text = c_file.read_text()
     if _is_gcc(compiler):
-        c_file.write_text(split_levels(c_file.read_text()))
-    command = [*shlex.split(compiler), *active_cflags(), f"-I{sysconfig.get_paths()['include']}",
-               f"-I{numpy_include()}", str(c_file), "-o", str(build_dir / so_name)]
+        c_file.write_text(split_levels(c_text))
+    # OpenMP only for a kernel with a parallel loop (~7% of gcc's work otherwise)
+    flags = active_cflags(parallel="#pragma omp" in c_text)
+    python_include = sysconfig.get_paths()["include"]
+    pch = _pch_dir(compiler, flags, python_include)
+    command = [*shlex.split(compiler), *flags, *([f"-I{pch}"] if pch else []),
+               f"-I{python_include}", str(c_file), "-o", str(build_dir / so_name)]
     started = time.perf_counter()
+    _run_compiler(command, compiler, module_name)
+    for leftover in (c_file, build_dir / f"{module_name}.lis"):
+        leftover.unlink(missing_ok=True)
+    _remove_include(include)
+    return so_name, {"name_hint": name_hint, "cython_seconds": round(cython_s, 3),
+                     "cc_seconds": round(time.perf_counter() - started, 3)}
+
+
+# -- the shared runtime (runtime.pyx) ------------------------------------------------------
+
+# The runtime is compiled once, so at -O2 throughout (no glue split): its readers and result
+# builders run on every fast-entry call, its sorts inside SpGEMM's rows.
+RUNTIME_CFLAGS: tuple[str, ...] = tuple(CFLAGS)
+_runtime_module: types.ModuleType | None = None
+_runtime_lock = threading.Lock()
+
+
+def runtime_defines(digest: str | None = None) -> dict[str, str]:
+    """The C macros a build of the runtime gets: ``SF_RUNTIME_SOURCE``, the marker of the
+    sources it was compiled from (``runtime_source.marker``)."""
+    digest = digest or _runtime.source_digest() or "unknown"
+    return {"SF_RUNTIME_SOURCE": f'"{_runtime.marker(digest)}"'}
+
+
+def ensure_runtime() -> types.ModuleType:
+    """The shared runtime every kernel module cimports, imported (see the module doc)."""
+    global _runtime_module
+    if _runtime_module is not None:
+        return _runtime_module
+    with _runtime_lock:
+        if _runtime_module is None:
+            found = sys.modules.get(_runtime.MODULE)
+            if found is None or not _runtime.built_from_current_sources(found.__file__):
+                found = None
+                spec = importlib.util.find_spec(_runtime.MODULE)
+                if spec is not None and spec.origin and \
+                        _runtime.built_from_current_sources(spec.origin):
+                    found = importlib.import_module(_runtime.MODULE)
+            if found is None:  # not installed, or built from other sources: build it here
+                found = _built_runtime()
+                sys.modules[_runtime.MODULE] = found
+            _runtime_module = found
+    return _runtime_module
+
+
+def _built_runtime() -> types.ModuleType:
+    digest = _runtime.source_digest()
+    if digest is None:
+        raise InternalError(f"the shared runtime {_runtime.MODULE} is not installed and its "
+                            f"sources are not either; reinstall sparsefold")
+    fields = {**environment_fields(), "numpy": _numpy_version(), "runtime": digest}
+    key = hashlib.sha256(json.dumps(fields, sort_keys=True).encode("utf-8")).hexdigest()
+    entry_name = module_name_for(key, "runtime")
+    expect = {"key": key, "module": _runtime.MODULE, **fields}
+
+    def build(build_dir: Path) -> tuple[str, dict]:
+        package = build_dir / "sparsefold" / "compiler"
+        package.mkdir(parents=True)
+        for source in (_runtime.PYX, _runtime.PXD):
+            _cache._write_private(package / source.name, source.read_bytes())
+        c_file = build_dir / "runtime.c"
+        cython_s = _cythonize(package / _runtime.PYX.name, c_file, _runtime.MODULE, build_dir)
+        so_name = f"{entry_name}.{secrets.token_hex(4)}{sysconfig.get_config_var('EXT_SUFFIX')}"
+        compiler = _compiler()
+        defines = [f"-D{k}={v}" for k, v in runtime_defines(digest).items()]
+        command = [*shlex.split(compiler), *RUNTIME_CFLAGS, *openmp_flags(), *defines,
+                   f"-I{sysconfig.get_paths()['include']}", f"-I{numpy_include()}",
+                   str(c_file), "-o", str(build_dir / so_name)]
+        started = time.perf_counter()
+        _run_compiler(command, compiler, _runtime.MODULE)
+        c_file.unlink(missing_ok=True)
+        shutil.rmtree(build_dir / "sparsefold")  # the entry keeps the .so and the source
+        _cache._write_private(build_dir / f"{entry_name}.pyx", _runtime.PYX.read_bytes())
+        return so_name, {"name_hint": "runtime", "cython_seconds": round(cython_s, 3),
+                         "cc_seconds": round(time.perf_counter() - started, 3)}
+
+    def load(so_path: Path) -> types.ModuleType:
+        return _import_extension(_runtime.MODULE, so_path)
+
+    return _cached(entry_name, expect, build, load)
+
+
+def _remove_include(directory: Path) -> None:
+    pxd = directory / "sparsefold" / "compiler" / "runtime.pxd"
+    pxd.unlink(missing_ok=True)
+    for d in (pxd.parent, pxd.parent.parent, directory):
+        with contextlib.suppress(OSError):
+            d.rmdir()
+
+
+def _run_compiler(command: list[str], compiler: str, module_name: str) -> None:
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=_CC_TIMEOUT_S)
     except (FileNotFoundError, PermissionError) as exc:
@@ -479,10 +690,6 @@ def _compile(build_dir: Path, source: str, module_name: str, name_hint: str) -> 
         raise InternalError(f"the C compiler failed on the generated kernel {module_name} "
                             f"(exit {done.returncode}; {shlex.join(command)}):\n"
                             f"{message[-4000:]}")
-    for leftover in (c_file, build_dir / f"{module_name}.lis"):
-        leftover.unlink(missing_ok=True)
-    return so_name, {"name_hint": name_hint, "cython_seconds": round(cython_s, 3),
-                     "cc_seconds": round(time.perf_counter() - started, 3)}
 
 
 def _import_extension(module_name: str, so_path: Path) -> types.ModuleType:
@@ -495,28 +702,6 @@ def _import_extension(module_name: str, so_path: Path) -> types.ModuleType:
 
 
 # -- passing arrays ----------------------------------------------------------------------
-
-# Cython text a generated module may include to take arrays as objects instead of addresses:
-# ~0.04 us per array inside the call, against ~0.85 us for data_pointer() in Python (measured
-# here), which matters for kernels with many arrays. The buffer is released at once: the
-# address stays valid because the caller holds the array for the duration of the call.
-BUFFER_ADDRESS_PYX = '''\
-from cpython.buffer cimport (PyBUF_ANY_CONTIGUOUS, PyBUF_WRITABLE, PyBuffer_Release,
-                             PyObject_GetBuffer)
-
-
-cdef void* _sf_address(object array, Py_ssize_t itemsize, bint writable) except? NULL:
-    # Address of a contiguous buffer's first item; BufferError if not contiguous (or not
-    # writable when it must be), ValueError if its items are not itemsize bytes wide.
-    cdef Py_buffer view
-    PyObject_GetBuffer(array, &view, PyBUF_ANY_CONTIGUOUS | (PyBUF_WRITABLE if writable else 0))
-    cdef void* address = view.buf
-    cdef Py_ssize_t found = view.itemsize
-    PyBuffer_Release(&view)
-    if found != itemsize:
-        raise ValueError(f"expected items of {itemsize} bytes, got {found}")
-    return address
-'''
 
 def data_pointer(array: np.ndarray, *, writable: bool = False) -> int:
     """The address of ``array``'s first element, as a Python int for a ``size_t`` argument.

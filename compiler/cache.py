@@ -14,6 +14,7 @@ Layout of a cache root (``$SPARSEFOLD_CACHE_DIR``, else the user cache dir)::
       .locks/<module>.lock          one file lock per key: parallel processes build once
       .build-*/                     a build in progress (renamed into place when complete)
       .failed-<module>/             the source of the last build that failed (kept for the bug)
+      .pch/<key>/Python.h.gch       a precompiled Python.h per C compiler and flags (build.py)
 
 Writes are atomic: an entry is built in a fresh ``.build-*`` directory and renamed into place
 under the key's lock, so readers see either no entry or a complete one. An entry is loaded
@@ -60,7 +61,8 @@ MANIFEST = "manifest.json"
 MANIFEST_FORMAT = 1
 _LOCK_TIMEOUT_S = 600.0  # a build takes seconds; after this long the holder is presumed stuck
 _PRIVATE_BITS = stat.S_IWGRP | stat.S_IWOTH
-_OUR_PREFIXES = ("sfk_", ".build-", ".failed-", ".trash-")  # sfk_: see build.module_name_for
+# sfk_: see build.module_name_for; .pch: build.py's precompiled Python.h
+_OUR_PREFIXES = ("sfk_", ".build-", ".failed-", ".trash-", ".pch")
 
 T = TypeVar("T")
 
@@ -299,6 +301,10 @@ class DiskCache:
                 status = "failed build (source kept)"
             elif child.name.startswith(".trash-"):
                 status = "being removed"
+            elif child.name == ".pch":
+                status = "precompiled headers"
+            elif child.name.startswith("sfk_runtime_"):
+                status = "the shared kernel runtime (a build of changed sources)"
             else:
                 status = verify_entry(child, expect) or "ok"
             found.append(EntryInfo(child.name, child, size, now - child.stat().st_mtime, status))

@@ -13,8 +13,9 @@ import numpy as np
 
 from sparsefold.spec.errors import IllFormedProgram
 
-__all__ = ["ctype", "storage_ctype", "size_var", "array_var", "c_literal", "SUPPORTED_DTYPES",
-           "check_compilable_dtype", "index_ctype", "is_complex_ctype", "C_SPELLING"]
+__all__ = ["ctype", "storage_ctype", "storage_itemsize", "size_var", "array_var", "c_literal",
+           "SUPPORTED_DTYPES", "check_compilable_dtype", "index_ctype", "is_complex_ctype",
+           "C_SPELLING"]
 
 _CTYPES = {
     "bool": "bint", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
@@ -51,6 +52,14 @@ def storage_ctype(dt: np.dtype) -> str:
     """The C type of an array element of ``dt`` in memory."""
     return _STORAGE[np.dtype(dt).name]
 
+
+
+_ITEMSIZE = {ct: np.dtype(name).itemsize for name, ct in _STORAGE.items()}
+
+
+def storage_itemsize(ct: str) -> int:
+    """Bytes of one array element of storage C type ``ct`` (:func:`storage_ctype`)."""
+    return _ITEMSIZE[ct]
 
 
 def index_ctype(dt: np.dtype) -> str:

@@ -2,9 +2,19 @@
 
 Deterministic (same IR, same bytes) and readable: a header naming the program, strategy and
 a hash; one parameter per line when a signature would pass 99 columns; each function
-declares exactly the variables its body uses, grouped by type; arrays arrive as objects and
-become typed pointers through the buffer protocol; the body runs without the GIL; a failed
-in-kernel check (``checks.py``) raises only after the loops.
+declares exactly the variables its body uses, grouped by type.
+
+A module holds its loops and little else; what every kernel shares is the compiled runtime
+(``runtime.pxd``), of which it cimports exactly the names its text uses. Per kernel function
+(``loops.Function``: ``run``, ``count``) the module has the loops, ``cdef void
+_<name>_body(typed pointers, sizes, int64_t* ret) noexcept nogil`` (results and the first
+failed in-kernel check written to ``ret``, ``bounds.py``); a trampoline ``_<name>_loops``
+taking the sizes and array addresses as two C arrays; and the Python-callable ``<name> =
+sf_function(_<name>_loops, "<one word per parameter>", <results>, _SF_SITES)``, which
+converts the arguments (arrays through the buffer protocol), runs the loops without the GIL
+and raises a recorded failure. The fast entry (``loops.Entry``, lowered by ``fastcall.py``)
+is ``cdef object _fast(tuple args, int threads)``, made callable as ``fast =
+sf_fast_entry(_fast, <arity>)``.
 """
 
 from __future__ import annotations
@@ -12,9 +22,9 @@ from __future__ import annotations
 import hashlib
 import re
 
-from sparsefold.compiler.build import BUFFER_ADDRESS_PYX
-from sparsefold.compiler.cnames import C_SPELLING
+from sparsefold.compiler.cnames import C_SPELLING, storage_itemsize
 from sparsefold.compiler.loops import (
+    Apply,
     Assign,
     Bin,
     Block,
@@ -24,60 +34,48 @@ from sparsefold.compiler.loops import (
     Comment,
     Cond,
     Continue,
+    Entry,
     Expr,
+    Field,
     For,
     Function,
     If,
     Lit,
     Load,
     Memcpy,
+    Nogil,
     Not,
     Raise,
+    Ref,
+    Return,
     Store,
     Template,
+    Tuple,
     Var,
     While,
     walk_exprs,
     walk_stmts,
 )
 from sparsefold.compiler.parallel import (
-    PARALLEL_HEADER,
     SLOT,
     check_parallel,
     checks_inside,
-    has_parallel,
     parallel_declarations,
 )
+from sparsefold.compiler.runtime_source import MODULE as RUNTIME
+from sparsefold.compiler.runtime_source import exported_names
 from sparsefold.spec.c_library import declarations
 from sparsefold.spec.errors import InternalError
 
-__all__ = ["render_module", "render_expr", "COMPILER_VERSION", "FAIL_PY"]
+__all__ = ["render_module", "render_expr", "render_entry", "COMPILER_VERSION", "SITES_TABLE"]
 
-COMPILER_VERSION = "0.2.0"
+COMPILER_VERSION = "0.3.0"
 _WIDTH = 99
-
-FAIL_PY = '''
-def _sf_fail(site, a, b, c):
-    # the first failed check of the call: which array, what was found
-    from sparsefold.spec.errors import InvalidData
-    kind, what = _SF_SITES[site - 1]
-    if kind == "pos":
-        raise InvalidData(f"{what} is not monotone non-decreasing: row {a} spans [{b}, {c})")
-    if kind == "map":
-        raise InvalidData(f"{what}: the operator mapped an entry to {a}, outside [0, {b})")
-    if kind == "order":
-        raise InvalidData(f"{what} is not sorted by row: an entry of row {a} comes after row "
-                          f"{b} was read (a stale has_canonical_format flag?)")
-    raise InvalidData(f"{what} out of range [0, {b}): found {a}")
-'''
-# a function's domain check (spec: ElementwiseFunction.c_domain) failed: its message
-FAIL_DOMAIN_PY = FAIL_PY.replace(
-    '    if kind == "pos":', '    if kind == "domain":\n        raise InvalidData(what)\n'
-    '    if kind == "pos":')
+SITES_TABLE = "_SF_SITES"  # the module's check sites: (kind, what) per loops.Raise site
 
 # --- expressions ------------------------------------------------------------------------------
 
-_PREC = {"or": 1, "and": 2, "<": 4, "<=": 4, "==": 4, "!=": 4, ">": 4, ">=": 4, "|": 5,
+_PREC = {"or": 1, "and": 2, "is": 4, "<": 4, "<=": 4, "==": 4, "!=": 4, ">": 4, ">=": 4, "|": 5,
          "^": 6, "&": 7, "<<": 8, ">>": 8, "+": 9, "-": 9, "*": 10, "/": 10, "//": 10,
          "%": 10}
 _ATOM = 13
@@ -125,7 +123,7 @@ def _render(e: Expr) -> tuple[str, int]:
         # comparisons do not chain in C the way they do in Python: keep operands atomic;
         # and "a or b and c" reads better as "a or (b and c)"
         left = p + 1 if p == 4 else p
-        if e.op == "or":
+        if e.op == "or" and not (isinstance(e.a, Bin) and e.a.op == "or"):
             left = _PREC["and"] + 1
         right = p + 1 if e.op != "or" else _PREC["and"] + 1
         return f"{render_expr(e.a, left)} {e.op} {render_expr(e.b, right)}", p
@@ -146,6 +144,15 @@ def _render(e: Expr) -> tuple[str, int]:
         args = [render_expr(a, _ATOM) for a in e.args]
         text = e.text.format(*args)
         return text, _text_prec(text)
+    if isinstance(e, Field):
+        return f"{e.base.name}.{e.name}", _ATOM
+    if isinstance(e, Apply):
+        return f"{e.name}({', '.join(render_expr(a) for a in e.args)})", _ATOM
+    if isinstance(e, Ref):
+        return f"&{e.var.name}", 12
+    if isinstance(e, Tuple):
+        items = [render_expr(x) for x in e.items]
+        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})", _ATOM
     raise InternalError(f"cannot print {type(e).__name__}")
 
 
@@ -193,7 +200,13 @@ def _stmts(stmts, depth: int, out: list[str], row: str | None = None) -> None:
                        f"&{s.src.name}[{render_expr(s.src_index)}], "
                        f"{render_expr(s.count, 10)} * sizeof({s.dst.ctype}))")
         elif isinstance(s, Call):
-            out.append(f"{pad}{s.name}({', '.join(render_expr(a) for a in s.args)})")
+            out += _wrap_call(f"{pad}{s.name}({', '.join(render_expr(a) for a in s.args)})",
+                              len(pad))
+        elif isinstance(s, Return):
+            out.append(f"{pad}return {render_expr(s.value)}")
+        elif isinstance(s, Nogil):
+            out.append(f"{pad}with nogil:")
+            _body(s.body, depth + 1, out, row)
         elif isinstance(s, Raise) and row is not None:
             vals = [render_expr(v) for v in s.values] + ["0"] * (3 - len(s.values))
             slot = f"sf_terr[sf_tid * {SLOT}"
@@ -259,42 +272,32 @@ def _body(stmts, depth: int, out: list[str], row: str | None = None) -> None:
 
 # --- functions and modules --------------------------------------------------------------------
 
-_KINDS = {"array": "object", "address": "size_t", "int": "int64_t"}
-
-
-def _signature(fn: Function) -> list[str]:
-    params = [f"{_KINDS[p.kind]} {_param_name(p)}" for p in fn.params]
-    one = f"def {fn.name}({', '.join(params)}):"
-    if len(one) <= _WIDTH:
-        return [one]
-    return [f"def {fn.name}("] + [f"        {p}," for p in params] + ["):"]
-
-
-def _param_name(p) -> str:
-    return f"p_{p.name}" if p.kind in ("array", "address") else p.name
-
-
-def _declarations(fn: Function) -> list[str]:
-    params = {p.name for p in fn.params}
+def _variable_types(stmts, params=frozenset()) -> dict[str, str]:
     types: dict[str, str] = {}
-    for e in walk_exprs(fn.body):
+    for e in walk_exprs(stmts):
         if isinstance(e, Var) and e.name not in params:
             if types.setdefault(e.name, e.ctype) != e.ctype:
                 raise InternalError(f"variable {e.name} used with types {types[e.name]} and "
                                     f"{e.ctype}")
-    for e in fn.returns:
-        for sub in walk_exprs((Assign(Var("_sf_ret"), e),)):
-            if isinstance(sub, Var) and sub.name not in params and sub.name != "_sf_ret":
-                types.setdefault(sub.name, sub.ctype)
-    if fn.checks:
-        for slot in ("sf_bad", "sf_a", "sf_b", "sf_c"):
-            types[slot] = "int64_t"
+    return types
+
+
+def _declare(types: dict[str, str]) -> list[str]:
+    """``cdef`` lines for ``types`` (name -> C type), grouped by type; a pointer or array
+    type (``float*``, ``int64_t[6]``) one variable a line, as Cython reads them."""
     by_type: dict[str, list[str]] = {}
     for name, t in sorted(types.items()):
         by_type.setdefault(t, []).append(name)
     lines = []
     for t in sorted(by_type):
         names = by_type[t]
+        if "[" in t:
+            base, size = t.split("[", 1)
+            lines += [f"    cdef {base} {name}[{size}" for name in names]
+            continue
+        if t.endswith("*"):
+            lines += [f"    cdef {t} {name}" for name in names]
+            continue
         line = f"    cdef {t} "
         for k, name in enumerate(names):
             piece = name + (", " if k < len(names) - 1 else "")
@@ -304,6 +307,19 @@ def _declarations(fn: Function) -> list[str]:
             line += piece
         lines.append(line.rstrip().rstrip(","))
     return lines
+
+
+def _declarations(fn: Function) -> list[str]:
+    params = {p.name for p in fn.params}
+    types = _variable_types(fn.body, params)
+    for e in fn.returns:
+        for sub in walk_exprs((Assign(Var("_sf_ret"), e),)):
+            if isinstance(sub, Var) and sub.name not in params and sub.name != "_sf_ret":
+                types.setdefault(sub.name, sub.ctype)
+    if fn.checks:
+        for slot in ("sf_bad", "sf_a", "sf_b", "sf_c"):
+            types[slot] = "int64_t"
+    return _declare(types)
 
 
 def _restrict(ctype: str) -> str:
@@ -323,22 +339,6 @@ def _restrict_typedefs(functions) -> list[str]:
     return ["", "cdef extern from *:"] + [
         f'    ctypedef {t}* {_restrict(t)} "{C_SPELLING.get(t, t)} * __restrict__"'
         for t in types]
-
-
-def _pointers(fn: Function) -> list[str]:
-    out = []
-    for p in fn.params:
-        r = _restrict(p.ctype)
-        if p.kind == "array":
-            line = (f"    cdef {r} {p.name} = <{r}>_sf_address(p_{p.name}, "
-                    f"sizeof({p.ctype}), {int(p.writable)})")
-            if len(line) > _WIDTH:
-                line = (f"    cdef {r} {p.name} = <{r}>_sf_address(\n"
-                        f"        p_{p.name}, sizeof({p.ctype}), {int(p.writable)})")
-            out.append(line)
-        elif p.kind == "address":
-            out.append(f"    cdef {r} {p.name} = <{r}>p_{p.name}")
-    return out
 
 
 def _reads(stmts) -> set[str]:
@@ -413,26 +413,40 @@ def _body_params(fn: Function) -> list[str]:
 
 
 def body_name(fn: Function) -> str:
-    """The ``cdef`` function holding ``fn``'s loops: ``run`` and a fast entry call it."""
+    """The ``cdef`` function holding ``fn``'s loops: its trampoline and a fast entry call
+    it."""
     return f"_{fn.name}_body"
 
 
-def render_function(fn: Function) -> list[str]:
-    """Two functions: ``cdef void _<name>_body(pointers, sizes, int64_t* ret) noexcept
-    nogil`` with the loops (results and the first failed check written to ``ret``), and the
-    ``def <name>(...)`` that turns array objects into pointers, calls it without the GIL and
-    raises a recorded failure."""
+def loops_name(fn: Function) -> str:
+    """``fn``'s trampoline: its loops called on C arrays of sizes and of addresses."""
+    return f"_{fn.name}_loops"
+
+
+def _param_words(fn: Function) -> str:
+    """How ``sf_function`` converts each argument: ``i`` a size, ``a`` an address (an int),
+    ``r<n>``/``w<n>`` an array of n-byte items the loops read / write."""
+    words = []
+    for p in fn.params:
+        if p.kind == "int":
+            words.append("i")
+        elif p.kind == "address":
+            words.append("a")
+        else:
+            words.append(f"{'w' if p.writable else 'r'}{storage_itemsize(p.ctype)}")
+    return " ".join(words)
+
+
+def render_function(fn: Function, sites: bool = False) -> list[str]:
+    """``fn`` as its loops (``cdef void _<name>_body(...) noexcept nogil``), its trampoline
+    and the module-level ``<name> = sf_function(...)``; ``sites``: the module has a table of
+    check sites (``_SF_SITES``) for the failures it raises."""
     fn = dead_assignments_removed(fn)
     check_parallel(fn)
     nret = len(fn.returns)
     params = _body_params(fn) + ["int64_t* sf_ret"]
-    head = f"cdef void {body_name(fn)}({', '.join(params)}) noexcept nogil:"
-    if len(head) > _WIDTH:
-        head_lines = [f"cdef void {body_name(fn)}("] + [f"        {p}," for p in params] + [
-            ") noexcept nogil:"]
-    else:
-        head_lines = [head]
-    code = head_lines + _declarations(fn) + parallel_declarations(fn)
+    head = _wrap_words(f"cdef void {body_name(fn)}(", params, ") noexcept nogil:", 8)
+    code = head + _declarations(fn) + parallel_declarations(fn)
     if fn.checks:
         code.append("    sf_bad = 0")
     body: list[str] = []
@@ -443,22 +457,46 @@ def render_function(fn: Function) -> list[str]:
     if fn.checks:
         for k, slot in enumerate(("sf_bad", "sf_a", "sf_b", "sf_c")):
             code.append(f"    sf_ret[{nret + k}] = {slot}")
-    code += ["", ""] + _signature(fn)
-    code.append(f"    cdef int64_t sf_ret[{nret + 4}]")
-    code.append(f"    sf_ret[{nret}] = 0")
-    code += _pointers(fn)
-    args = [p.name for p in fn.params] + ["sf_ret"]
-    call = f"        {body_name(fn)}({', '.join(args)})"
-    code.append("    with nogil:")
-    code += _wrap_call(call, 8)
-    code += [f"    if sf_ret[{nret}]:",
-             f"        _sf_fail(sf_ret[{nret}], sf_ret[{nret + 1}], sf_ret[{nret + 2}], "
-             f"sf_ret[{nret + 3}])"] if fn.checks else []
-    if nret == 1:
-        code.append("    return sf_ret[0]")
-    elif nret:
-        code.append(f"    return ({', '.join(f'sf_ret[{k}]' for k in range(nret))})")
+    args, sizes, arrays = [], 0, 0
+    for p in fn.params:
+        if p.kind == "int":
+            args.append(f"s[{sizes}]")
+            sizes += 1
+        else:
+            args.append(f"<{p.ctype}*>p[{arrays}]")
+            arrays += 1
+    code += ["", "", f"cdef void {loops_name(fn)}(const int64_t* s, void** p, int64_t* r) "
+             "noexcept nogil:"]
+    code += _wrap_call(f"    {body_name(fn)}({', '.join(args + ['r'])})", 4)
+    table = SITES_TABLE if sites else "()"
+    code += ["", "", f'{fn.name} = sf_function({loops_name(fn)}, "{_param_words(fn)}", {nret}, '
+             f"{table})"]
     return code
+
+
+def render_entry(entry: Entry) -> list[str]:
+    """The fast entry ``cdef object _fast(tuple args, int threads)`` and the module-level
+    ``fast = sf_fast_entry(_fast, <arity>)``."""
+    code = ["cdef object _fast(tuple args, int threads):",
+            "    # the happy path of a call (fastcall.py); None: the checked path decides"]
+    code += _declare(_variable_types(entry.body) | {v.name: v.ctype for v in entry.arrays})
+    body: list[str] = []
+    _stmts(entry.body, 1, body)
+    return code + body + ["", "", f"fast = sf_fast_entry(_fast, {entry.arity})"]
+
+
+def _wrap_words(first: str, items: list[str], last: str, indent: int) -> list[str]:
+    """``first`` + the items joined by commas + ``last``, split after a comma where a line
+    would pass the width; continuation lines start ``indent`` spaces in."""
+    out, cur = [], first
+    for k, item in enumerate(items):
+        piece = item + (", " if k < len(items) - 1 else last)
+        if len(cur) + len(piece.rstrip()) > _WIDTH and cur.strip():
+            out.append(cur.rstrip())
+            cur = " " * indent
+        cur += piece
+    out.append(cur)
+    return out
 
 
 def _wrap_call(line: str, indent: int) -> list[str]:
@@ -466,33 +504,65 @@ def _wrap_call(line: str, indent: int) -> list[str]:
     if len(line) <= _WIDTH:
         return [line]
     head, args = line.split("(", 1)
-    parts = args[:-1].split(", ")
-    out, cur = [], head + "("
-    for k, part in enumerate(parts):
-        piece = part + (", " if k < len(parts) - 1 else ")")
-        if len(cur) + len(piece.rstrip()) > _WIDTH:
-            out.append(cur.rstrip())
-            cur = " " * indent + "    "
-        cur += piece
-    out.append(cur)
-    return out
+    return _wrap_words(head + "(", args[:-1].split(", "), ")", indent + 4)
+
+
+_STDINT = ("int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t",
+           "uint64_t", "INT64_MAX")
+# libc names a kernel's text may use that spec.c_library leaves to the printer
+_LIBC = (("libc.math", ("NAN", "INFINITY", "fabs", "pow")), ("libc.string", ("memcpy",)),
+         ("libc.stdlib", ("calloc", "free")))
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _code_words(text: str) -> set[str]:
+    """The identifiers ``text`` uses outside comments and string literals."""
+    words = set()
+    for line in text.splitlines():
+        code = re.sub(r"'[^']*'|\"[^\"]*\"", "", line.split("#", 1)[0])
+        words.update(_WORD.findall(code))
+    return words
+
+
+def _cimports(text: str) -> list[str]:
+    """The cimport lines of a module whose functions are ``text``: exactly the names used."""
+    used = _code_words(text)
+    lines = []
+    stdint = [n for n in _STDINT if n in used]
+    if stdint:
+        lines.append(f"from libc.stdint cimport {', '.join(stdint)}")
+    for module, names in _LIBC:
+        found = [n for n in names if n in used]
+        if found:
+            lines.append(f"from {module} cimport {', '.join(found)}")
+    if "prange" in used:
+        lines.append("from cython.parallel cimport prange"
+                     + (", threadid" if "threadid" in used else ""))
+    runtime = sorted(used & exported_names())
+    if runtime:
+        line = f"from {RUNTIME} cimport "
+        one = line + ", ".join(runtime)
+        if len(one) <= _WIDTH:
+            lines.append(one)
+        else:
+            lines += _wrap_call(f"{line}({', '.join(runtime)})", 4)
+    return lines
 
 
 def render_module(*, title: str, program_text: str, notes: list[str],
                   functions: list[Function], sites: tuple[tuple[str, str], ...] = (),
-                  helpers: tuple[str, ...] = (), certificate: str = "",
-                  tail: str = "") -> str:
-    """The whole ``.pyx``: header, imports, helpers, then ``functions`` in order. ``sites``
-    are the in-kernel checks' descriptions; :class:`~loops.Raise` numbers index them;
-    ``helpers`` are module-level Cython texts the functions call; ``certificate`` is the
-    SHA-256 of the kernel's certificate (``verify.prove_kernel``), when it has one; ``tail``
-    is module text after the functions (the fast entry, ``fastcall.py``, which calls their
-    bodies)."""
-    code: list[str] = []
-    for fn in functions:
-        code += ["", ""] + render_function(fn) if code else render_function(fn)
-    text_body = "\n".join(code)
+                  entry: Entry | None = None, certificate: str = "") -> str:
+    """The whole ``.pyx``: header, cimports, then ``functions`` in order and the fast entry.
+    ``sites`` are the in-kernel checks' descriptions; :class:`~loops.Raise` numbers index
+    them; ``certificate`` is the SHA-256 of the kernel's certificate
+    (``verify.prove_kernel``), when it has one."""
+    blocks = ["\n".join(render_function(fn, bool(sites))) for fn in functions]
+    if entry is not None:
+        blocks.append("\n".join(render_entry(entry)))
+    text_body = "\n\n\n".join(blocks)
     digest = hashlib.sha256((program_text + text_body).encode()).hexdigest()[:16]
+    typedefs = _restrict_typedefs(functions)
+    library = declarations("\n".join(typedefs) + text_body)
     header = [
         "# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True",
         "# cython: initializedcheck=False, nonecheck=False",
@@ -504,23 +574,14 @@ def render_module(*, title: str, program_text: str, notes: list[str],
         *[f"#   {line}" for line in program_text.splitlines()],
         *_wrap_notes(notes),
         "",
-        "from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, "
-        "uint32_t, uint64_t, INT64_MAX",
-        "from libc.math cimport NAN, INFINITY, fabs, pow",
-        "from libc.string cimport memcpy",
-        "from libc.stdlib cimport calloc, free",
-        *declarations("\n".join(_restrict_typedefs(functions)) + text_body),
-        BUFFER_ADDRESS_PYX,
-        *_restrict_typedefs(functions),
+        *_cimports("\n".join(typedefs + library) + "\n" + text_body),
+        *library,
+        *typedefs,
     ]
-    if any(has_parallel(fn.body) for fn in functions):
-        header += ["", PARALLEL_HEADER]
     if sites:
-        table = "_SF_SITES = (\n" + "".join(f"    ({k!r}, {w!r}),\n" for k, w in sites) + ")"
-        fail = FAIL_DOMAIN_PY if any(k == "domain" for k, _ in sites) else FAIL_PY
-        header += [fail, table]
-    header += list(helpers)
-    return "\n".join(header) + "\n\n" + text_body + "\n" + (f"\n\n{tail}" if tail else "")
+        header += ["", "", f"{SITES_TABLE} = (\n" + "".join(f"    ({k!r}, {w!r}),\n"
+                                                      for k, w in sites) + ")"]
+    return "\n".join(header) + "\n\n\n" + text_body + "\n"
 
 
 def _wrap_notes(notes: list[str]) -> list[str]:
@@ -537,4 +598,4 @@ def _wrap_notes(notes: list[str]) -> list[str]:
     return out
 
 
-__all__ += ["render_function", "body_name"]
+__all__ += ["render_function", "body_name", "loops_name"]

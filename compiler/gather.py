@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sparsefold.compiler.build import load_module
+from sparsefold.compiler.build import ensure_runtime
 from sparsefold.compiler.cost import stage_cost
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input
@@ -43,92 +43,9 @@ from sparsefold.storage.results import compress, from_dense, wrap_levels
 
 __all__ = ["GatherStage", "EntryCoordinates", "gather_format", "serves"]
 
-_KERNELS = '''\
-# cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
-# cython: cdivision=True
-from libc.stdint cimport int64_t
-
-
-def outer_count(const int64_t[::1] ptr, const int64_t[::1] rows):
-    """Entries of the outer gather: the sum of the segment lengths it copies."""
-    cdef Py_ssize_t k
-    cdef int64_t total = 0
-    with nogil:
-        for k in range(rows.shape[0]):
-            total += ptr[rows[k] + 1] - ptr[rows[k]]
-    return total
-
-
-def outer_fill(const int64_t[::1] ptr, const int64_t[::1] rows, int64_t[::1] src,
-               int64_t[::1] newc):
-    """Output segment k is input segment rows[k] (in order, so the output is sorted)."""
-    cdef Py_ssize_t k
-    cdef int64_t p, q = 0
-    with nogil:
-        for k in range(rows.shape[0]):
-            for p in range(ptr[rows[k]], ptr[rows[k] + 1]):
-                src[q] = p
-                newc[q] = k
-                q += 1
-
-
-def inverse(const int64_t[::1] idx, int64_t[::1] start, int64_t[::1] perm):
-    """Counting sort of idx: start[c]..start[c+1] holds, in perm, every k with idx[k] == c,
-    increasing (start has n + 1 entries, all 0 on entry)."""
-    cdef Py_ssize_t k, c
-    cdef Py_ssize_t n = start.shape[0] - 1
-    with nogil:
-        for k in range(idx.shape[0]):
-            start[idx[k] + 1] += 1
-        for c in range(n):
-            start[c + 1] += start[c]
-        for k in range(idx.shape[0]):
-            perm[start[idx[k]]] = k
-            start[idx[k]] += 1
-        for c in range(n, 0, -1):
-            start[c] = start[c - 1]
-        start[0] = 0
-
-
-def counting_order(const int64_t[::1] keys, int64_t[::1] count, int64_t[::1] order):
-    """A stable counting sort: order lists the positions of keys by key (count has one
-    more entry than the number of keys' values, all 0 on entry)."""
-    cdef Py_ssize_t e, c
-    with nogil:
-        for e in range(keys.shape[0]):
-            count[keys[e] + 1] += 1
-        for c in range(count.shape[0] - 1):
-            count[c + 1] += count[c]
-        for e in range(keys.shape[0]):
-            order[count[keys[e]]] = e
-            count[keys[e]] += 1
-
-
-def inner_count(const int64_t[::1] crd, const int64_t[::1] start):
-    """Entries of the inner gather: each stored entry once per index that reads it."""
-    cdef Py_ssize_t e
-    cdef int64_t total = 0
-    with nogil:
-        for e in range(crd.shape[0]):
-            total += start[crd[e] + 1] - start[crd[e]]
-    return total
-
-
-def inner_fill(const int64_t[::1] crd, const int64_t[::1] start, const int64_t[::1] perm,
-               int64_t[::1] src, int64_t[::1] newc):
-    cdef Py_ssize_t e
-    cdef int64_t j, q = 0
-    with nogil:
-        for e in range(crd.shape[0]):
-            for j in range(start[crd[e]], start[crd[e] + 1]):
-                src[q] = e
-                newc[q] = perm[j]
-                q += 1
-'''
-
-
 def _module():
-    return load_module(_KERNELS, name_hint="gather")
+    """The compiled maps (``outer_count``, ``inner_fill``, ...): the shared runtime's."""
+    return ensure_runtime()
 
 
 def serves(fmt: Format) -> bool:
@@ -235,7 +152,9 @@ class GatherStage:
         return "\n".join("# " + line for line in lines)
 
     def source(self, index_dtypes=None, out_index: str = "int32", unit_stride=None):
-        return (self.header() + "\n" + _KERNELS,)
+        return (self.header() + "\n# the maps are computed by the shared runtime's outer_count, "
+                "outer_fill, inverse,\n# inner_count, inner_fill and counting_order "
+                "(compiler/runtime.pyx): nothing is compiled\n",)
 
     # --- call -----------------------------------------------------------------------------
     def __call__(self, values: dict, library: str = "scipy", env: dict | None = None):

@@ -6,7 +6,7 @@ the output), chosen per call from the actual arrays and sizes, so nothing can ov
 each variant is built on first use and cached (memory + disk, ``build.py``).
 
 A call binds sizes from the arrays' shapes, checks preconditions and int64 extents, reads
-and validates the inputs' storage (``runtime.py``), allocates outputs — after checking they
+and validates the inputs' storage (``storage/levels.py``), allocates outputs — after checking they
 fit in memory — runs the kernel, and wraps the result.
 """
 
@@ -24,12 +24,11 @@ from sparsefold.compiler.background import total as background_total
 from sparsefold.compiler.bounds import MapChecked, rows_first
 from sparsefold.compiler.cost import stage_cost
 from sparsefold.compiler.emit import render_module
-from sparsefold.compiler.fastcall import FAST_HELPERS, fast_entry
+from sparsefold.compiler.fastcall import fast_entry
 from sparsefold.compiler.loops import Bin, Lit
 from sparsefold.compiler.lower_bulk import lower_bulk
 from sparsefold.compiler.lower_coiter import lower_coiter
 from sparsefold.compiler.lower_contract import (
-    PREFETCH_HELPER,
     TEAM,
     contract_sizes,
     fills_rows_in_parallel,
@@ -55,7 +54,7 @@ from sparsefold.compiler.plans import (
     capacity_points,
 )
 from sparsefold.compiler.values import Values
-from sparsefold.compiler.workspace import PAIR_SORT_HELPER, SORT_HELPER, SortedWorkspace, Workspace
+from sparsefold.compiler.workspace import SortedWorkspace, Workspace
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input, Reduce
 from sparsefold.spec.errors import InternalError, InvalidData
@@ -209,7 +208,6 @@ class StageKernel:
             guard.__exit__(None, None, None)
         run = low.function("run", asm.returns)
         functions = [run]
-        helpers: tuple[str, ...] = ()
         if self._counts:  # the exact entry count, for right-sized outputs
             cl = Lowering(index_dtypes, unit_stride, sites=low.sites,
                           check_reads=self.checked, sorted_workspace=sorted_workspace)
@@ -223,14 +221,9 @@ class StageKernel:
             else:
                 total = lower_row_count(cl, p.pieces, self.fmt.mode_order, program.shape)
             functions.append(cl.function("count", (total,)))
-        if isinstance(p, ContractPlan) and not isinstance(asm, DenseOut):
-            helpers = (PAIR_SORT_HELPER,) if sorted_workspace else (SORT_HELPER,)
-            helpers += (PREFETCH_HELPER,)
         # the happy path of a call in the module itself (issue #13: call overhead)
         fast = fast_entry(self, index_dtypes, out_index, unit_stride, functions,
                           self._assembler(out_index), self.assumed)
-        if fast:
-            helpers += (FAST_HELPERS,)
         notes = [f"Strategy: {p.describe()}; {asm.note}."]
         if p.finite:
             notes.append("Valid when " + ", ".join(i.name for i in p.finite) + " are finite "
@@ -243,7 +236,7 @@ class StageKernel:
         src = render_module(title=f"{self.strategy} -> {self.fmt}",
                             program_text=show_program(program), notes=notes,
                             functions=functions, sites=tuple(low.sites.table),
-                            helpers=helpers, certificate=self.certificate, tail=fast)
+                            entry=fast, certificate=self.certificate)
         return src, functions
 
     def _assembler(self, out_index: str):

@@ -10,9 +10,12 @@ formats or strategies; it knows statements, expressions and C types.
 
 Expressions are trees of :class:`Var`, :class:`Lit`, :class:`Load`, :class:`Bin`,
 :class:`Not`, :class:`Cast`, :class:`Cond` and :class:`Template` (a spec function's C
-reading with its arguments). Index arithmetic arrives as text rendered from the size
-language (``sizes.to_c``) and is wrapped as :class:`Lit` with its C type: the size language
-has its own C reading and is not restated here.
+reading with its arguments), and — in a fast entry (:class:`Entry`, ``fastcall.py``) —
+:class:`Field` (a member of a struct the shared runtime fills), :class:`Apply` (a call of a
+runtime function, ``runtime.pxd``), :class:`Ref` (a variable's address) and :class:`Tuple`
+(a Python tuple of objects); ``is`` compares objects. Index arithmetic arrives as text
+rendered from the size language (``sizes.to_c``) and is wrapped as :class:`Lit` with its C
+type: the size language has its own C reading and is not restated here.
 
 Variables carry their C type; the printer declares exactly the variables a function uses,
 so no dead declarations reach the generated code.
@@ -27,14 +30,16 @@ from dataclasses import dataclass, field
 from sparsefold.spec.errors import InternalError
 
 __all__ = [
-    "Expr", "Var", "Lit", "Load", "Bin", "Not", "Cast", "Cond", "Template", "Array",
-    "Stmt", "Assign", "Store", "For", "While", "If", "Break", "Continue", "Block", "Comment",
-    "Memcpy", "Call", "Raise", "Param", "Function", "Builder", "lit", "as_expr", "INT", "BOOL",
-    "walk_exprs", "walk_stmts", "variables",
+    "Expr", "Var", "Lit", "Load", "Bin", "Not", "Cast", "Cond", "Template", "Field", "Apply",
+    "Tuple", "Ref", "Array", "Stmt", "Assign", "Store", "For", "While", "If", "Break", "Continue",
+    "Block", "Comment", "Memcpy", "Call", "Raise", "Return", "Nogil", "Param", "Function",
+    "Entry", "Builder", "lit", "as_expr", "INT", "BOOL", "OBJECT", "walk_exprs", "walk_stmts",
+    "variables", "argument", "THREADS", "NONE",
 ]
 
 INT = "int64_t"     # every coordinate, position and counter is computed in int64
 BOOL = "bint"
+OBJECT = "object"   # a Python object (a fast entry's arguments, arrays and result)
 
 
 # --- expressions ------------------------------------------------------------------------------
@@ -144,7 +149,46 @@ class Template(Expr):
     ctype: str = ""
 
 
-_COMPARE = ("<", "<=", "==", "!=", ">", ">=")
+@dataclass(frozen=True, slots=True)
+class Field(Expr):
+    """``base.name``: a member of a struct variable (``name`` may index an array member:
+    ``shape[0]``)."""
+
+    base: Var
+    name: str
+    ctype: str = INT
+
+
+@dataclass(frozen=True, slots=True)
+class Apply(Expr):
+    """``name(args)``: a call of a function of the shared runtime (``runtime.pxd``) that
+    returns a value."""
+
+    name: str
+    args: tuple[Expr, ...]
+    ctype: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Tuple(Expr):
+    """``(items, )``: a Python tuple (a fast entry's result coordinates, an axis order)."""
+
+    items: tuple[Expr, ...]
+    ctype: str = "tuple"
+
+
+@dataclass(frozen=True, slots=True)
+class Ref(Expr):
+    """``&var``: the address of a local variable (a struct a runtime reader fills)."""
+
+    var: Var
+
+    @property
+    def ctype(self) -> str:  # type: ignore[override]
+        return f"{self.var.ctype}*"
+
+
+_COMPARE = ("<", "<=", "==", "!=", ">", ">=", "is")
 
 
 def as_expr(x) -> Expr:
@@ -302,6 +346,21 @@ class Raise(Stmt):
 
 
 @dataclass(frozen=True, slots=True)
+class Return(Stmt):
+    """Leave a fast entry with ``value`` (None: the checked path takes the call)."""
+
+    value: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Nogil(Stmt):
+    """``body`` run without the GIL (a fast entry's calls of its loops and O(entries)
+    scans)."""
+
+    body: tuple[Stmt, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Param:
     """A parameter of a kernel function: ``kind`` "array" (a contiguous NumPy array,
     received as an object and cast to a pointer), "address" (a strided array's element-0
@@ -337,6 +396,27 @@ class Function:
     checks: bool = False  # the body records failed checks (``Raise``): declare the slots
 
 
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A kernel module's fast entry (``fastcall.py``): Python-level code run with the GIL on
+    the call's ``arity`` arguments (:func:`argument`) and jit's thread count
+    (:data:`THREADS`); every path ends in a :class:`Return` of the result or of
+    :data:`NONE`."""
+
+    arity: int
+    body: tuple[Stmt, ...]
+    arrays: tuple[Var, ...] = ()  # local C arrays (``ctype`` "int64_t[6]"), read and stored
+
+
+def argument(k: int) -> Lit:
+    """A fast entry's ``k``-th argument."""
+    return Lit(f"args[{k}]", OBJECT)
+
+
+THREADS = Lit("threads", "int")  # a fast entry's jit threads=N (0: none)
+NONE = Lit("None", OBJECT)       # a fast entry's "the checked path decides"
+
+
 # --- traversal --------------------------------------------------------------------------------
 
 def walk_stmts(stmts) -> Iterator[Stmt]:
@@ -344,7 +424,7 @@ def walk_stmts(stmts) -> Iterator[Stmt]:
         yield s
         if isinstance(s, (For, While)):
             yield from walk_stmts(s.body)
-        elif isinstance(s, Block):
+        elif isinstance(s, (Block, Nogil)):
             yield from walk_stmts(s.body)
         elif isinstance(s, If):
             for _, body in s.cases:
@@ -366,9 +446,16 @@ def _sub_exprs(e: Expr) -> Iterator[Expr]:
     elif isinstance(e, Cond):
         for x in (e.c, e.a, e.b):
             yield from _sub_exprs(x)
-    elif isinstance(e, Template):
+    elif isinstance(e, (Template, Apply)):
         for x in e.args:
             yield from _sub_exprs(x)
+    elif isinstance(e, Tuple):
+        for x in e.items:
+            yield from _sub_exprs(x)
+    elif isinstance(e, Field):
+        yield e.base
+    elif isinstance(e, Ref):
+        yield e.var
 
 
 def walk_exprs(stmts) -> Iterator[Expr]:
@@ -392,6 +479,8 @@ def walk_exprs(stmts) -> Iterator[Expr]:
             tops = s.values
         elif isinstance(s, Call):
             tops = s.args
+        elif isinstance(s, Return):
+            tops = (s.value,)
         for t in tops:
             yield from _sub_exprs(t)
 

@@ -36,7 +36,7 @@ from sparsefold.compiler.workspace import SortedWorkspace, Workspace
 from sparsefold.spec import sizes as sz
 
 __all__ = ["lower_contract", "lower_contract_count", "contract_sizes", "fills_rows_in_parallel",
-           "TEAM", "PREFETCH_HELPER"]
+           "TEAM"]
 
 TEAM = "ws_team"  # the runtime's value: how many workspace slices it allocated
 
@@ -145,12 +145,6 @@ class _Rows:
 # the row before cannot hide (uniform 200000², ~10 per row: run 0.85 -> 0.65 s, count 0.16 ->
 # 0.11 s, measured side by side; distances 1/3, 2/5 and 4/8 within noise of each other).
 PREFETCH_ROW, PREFETCH_ENTRIES = 5, 2
-
-PREFETCH_HELPER = '''
-cdef extern from *:
-    void __builtin_prefetch(const void*) nogil
-'''
-
 
 def _prefetcher(low: Lowering, located: _Rows, values: bool):
     """``ahead`` for the driver's entries (``_Rows.entries``): the located row of the entry

@@ -2,9 +2,10 @@
 around one, and the check that its iterations really are independent (docs/threads.md).
 
 A parallel loop is printed as Cython's ``prange`` with a static schedule over
-``sf_max_threads()`` threads (the calling thread's OpenMP setting, which every call sets:
-``compiler/threads.py`` on the checked path, ``sf_set_threads`` in the module's fast entry;
-1 when the module is built without OpenMP, whose ``prange`` then compiles to a plain loop).
+``sf_max_threads()`` threads (the shared runtime's reading of the calling thread's OpenMP
+setting, which every call sets: ``compiler/threads.py`` on the checked path, the runtime's
+``sf_threads`` in the module's fast entry; 1 when the runtime is built without OpenMP; a
+module built without it compiles ``prange`` to a plain loop).
 Every thread runs a contiguous block of iterations, each in the order a single thread would,
 so a result that depends only on what each iteration does is bit-identical for any thread
 count.
@@ -39,7 +40,7 @@ from sparsefold.compiler.loops import (
 )
 from sparsefold.spec.errors import InternalError
 
-__all__ = ["SLOT", "MAX_THREADS", "PARALLEL_HEADER", "THREAD_ID", "has_parallel",
+__all__ = ["SLOT", "MAX_THREADS", "THREAD_ID", "has_parallel",
            "check_parallel", "parallel_declarations", "checks_inside"]
 
 SLOT = 8          # int64 slots per thread (site, iteration, 3 values; one cache line)
@@ -48,37 +49,6 @@ MAX_THREADS = 64  # threads a parallel loop uses at most (the failure slots are 
 # the running thread's number, 0 <= THREAD_ID < the loop's team: readable inside a parallel
 # loop that has a ``team`` (its per-thread workspace slice), set by the printer
 THREAD_ID = Lit("sf_tid", INT)
-
-PARALLEL_HEADER = f'''from cython.parallel cimport prange, threadid
-
-cdef extern from *:
-    """
-    #ifdef _OPENMP
-    #include <omp.h>
-    /* the threads a parallel region gets now: with dynamic adjustment on, libgomp may run
-       fewer than omp_get_max_threads() (cpus - load average), and a two-pass parallel fill
-       planned for two threads would run both passes on one (2x the serial time, measured) */
-    static int sf_team_now(void) {{
-        int n = omp_get_max_threads();
-        if (n > 1 && omp_get_dynamic()) {{
-            #pragma omp parallel
-            {{
-                #pragma omp master
-                n = omp_get_num_threads();
-            }}
-        }}
-        return n < {MAX_THREADS} ? n : {MAX_THREADS};
-    }}
-    #define sf_max_threads() sf_team_now()
-    #define sf_set_threads(n, dynamic) (omp_set_dynamic(dynamic), omp_set_num_threads(n))
-    #else
-    #define sf_max_threads() 1
-    #define sf_set_threads(n, dynamic) ((void)0)
-    #endif
-    """
-    int sf_max_threads() nogil
-    void sf_set_threads(int, int) nogil'''
-
 
 def has_parallel(stmts) -> bool:
     return any(isinstance(s, For) and s.parallel for s in walk_stmts(stmts))

@@ -9,9 +9,9 @@ the team costs more than it saves there.
 The count reaches the kernel as the calling thread's OpenMP setting (``omp_set_num_threads``
 sets the ``nthreads-var`` of the calling thread only), which a parallel loop reads through
 ``sf_max_threads()`` (``parallel.py``). A kernel module's fast entry applies the same rule
-from C (``fastcall_pyx._sf_thread_count``, reading :data:`PARALLEL_MIN_WORK` and
-:func:`requested` here). So concurrent Python threads asking for different
-counts do not disturb each other, and the kernels' signatures do not change.
+from C (the shared runtime's ``sf_threads``, ``runtime.pyx``, reading
+:data:`PARALLEL_MIN_WORK` and :func:`requested` here). So concurrent Python threads asking
+for different counts do not disturb each other, and the kernels' signatures do not change.
 """
 
 from __future__ import annotations
@@ -124,8 +124,8 @@ def apply(setting: tuple[int, bool]) -> None:
     many threads, or at most that many with OpenMP's dynamic adjustment on (libgomp then
     runs ``cpus - load average`` threads, at least 1: a kernel does not wait for workers a
     busy machine cannot schedule). Set on every call: a kernel module's fast entry sets the
-    same two values from C (``fastcall_pyx._sf_thread_count``), so no remembered setting
-    can be trusted here."""
+    same two values from C (the runtime's ``sf_threads``), so no remembered setting can be
+    trusted here."""
     setters = openmp_runtime()
     if setters is not None:
         setters[0](setting[0])

@@ -5,8 +5,9 @@ becomes appends: values accumulate in ``ws_val`` (one slot per column), ``ws_mar
 records which row last touched column ``j`` (so the workspace is never cleared between
 rows: a row's tag differs from every earlier one), and ``ws_list`` lists the columns in the
 order they were first touched. Flushing a row emits its columns in increasing order: by
-sorting the list (``_sf_sort``: left alone when already in order, buckets over the row's span
-and an insertion sort for 25 to 2048 columns, else an introsort), or — when the row
+sorting the list (the runtime's ``sf_sort``, ``runtime.pyx``: left alone when already in
+order, buckets over the row's span and an insertion sort for 25 to 2048 columns, else an
+introsort), or — when the row
 touched more than a sixteenth of the columns — by scanning the marks, which is cheaper than
 sorting so many.
 
@@ -35,147 +36,7 @@ from sparsefold.compiler.loops import INT, Bin, Call, Expr, Lit, Load, Var
 from sparsefold.compiler.lowering import Lowering
 from sparsefold.compiler.values import convert
 
-__all__ = ["Workspace", "SortedWorkspace", "SORT_HELPER", "PAIR_SORT_HELPER"]
-
-SORT_HELPER = '''
-cdef inline void _sf_sift(int64_t* a, int64_t root, int64_t n) noexcept nogil:
-    cdef int64_t child, v = a[root]
-    while 2 * root + 1 < n:
-        child = 2 * root + 1
-        if child + 1 < n and a[child + 1] > a[child]:
-            child = child + 1
-        if a[child] <= v:
-            break
-        a[root] = a[child]
-        root = child
-    a[root] = v
-
-
-cdef void _sf_heapsort(int64_t* a, int64_t n) noexcept nogil:
-    cdef int64_t i, v
-    for i in range(n // 2 - 1, -1, -1):
-        _sf_sift(a, i, n)
-    for i in range(n - 1, 0, -1):
-        v = a[0]
-        a[0] = a[i]
-        a[i] = v
-        _sf_sift(a, 0, i)
-
-
-cdef inline void _sf_insertion(int64_t* a, int64_t n) noexcept nogil:
-    # values at most a few places from their own (a quicksort's short run, buckets' output)
-    cdef int64_t i, j, v
-    for i in range(1, n):
-        v = a[i]
-        j = i - 1
-        while j >= 0 and a[j] > v:
-            a[j + 1] = a[j]
-            j = j - 1
-        a[j + 1] = v
-
-
-cdef void _sf_introsort(int64_t* a, int64_t n, int depth) noexcept nogil:
-    # quicksort (median of three) down to runs of 24, heapsort past the depth limit: never
-    # quadratic, whatever order a row's columns were touched in
-    cdef int64_t i, j, p, v, mid
-    while n > 24:
-        if depth == 0:
-            _sf_heapsort(a, n)
-            return
-        depth = depth - 1
-        mid = n >> 1
-        if a[mid] < a[0]:
-            v = a[mid]; a[mid] = a[0]; a[0] = v
-        if a[n - 1] < a[0]:
-            v = a[n - 1]; a[n - 1] = a[0]; a[0] = v
-        if a[n - 1] < a[mid]:
-            v = a[n - 1]; a[n - 1] = a[mid]; a[mid] = v
-        p = a[mid]
-        i = 0
-        j = n - 1
-        while i <= j:
-            while a[i] < p:
-                i = i + 1
-            while a[j] > p:
-                j = j - 1
-            if i <= j:
-                v = a[i]; a[i] = a[j]; a[j] = v
-                i = i + 1
-                j = j - 1
-        if j + 1 < n - i:  # recurse into the smaller part, loop on the larger
-            _sf_introsort(a, j + 1, depth)
-            a = a + i
-            n = n - i
-        else:
-            _sf_introsort(a + i, n - i, depth)
-            n = j + 1
-    _sf_insertion(a, n)
-
-
-cdef void _sf_introsort_all(int64_t* a, int64_t n) noexcept nogil:
-    # inlined compares: qsort's comparison callback cost a third of a sparse x sparse product
-    cdef int depth = 0
-    cdef int64_t m = n
-    while m > 1:
-        depth = depth + 2
-        m = m >> 1
-    _sf_introsort(a, n, depth)
-
-
-cdef void _sf_sort(int64_t* a, int64_t n) noexcept nogil:
-    # a workspace's touched columns (distinct values) in increasing order. A row of 25 to
-    # 2048 columns is distributed into about 2n buckets of the span it covers and finished by
-    # an insertion sort (each column is at most a few places from its own: 3-4x faster than
-    # the introsort on ~100 scattered columns, measured); a row already in order (one
-    # contributing row) is left as it is; a longer row, or one whose columns crowd into a
-    # bucket (more than 16), takes the introsort: O(n log n) whatever the order
-    cdef int64_t tmp[2048]
-    cdef int32_t start[4097]
-    cdef int64_t i, j, v, lo, hi, crowd
-    cdef int width, shift, buckets, k
-    cdef bint ordered = True
-    if n <= 24:  # the introsort's own insertion sort: cheaper than buckets (delaunay_n16)
-        _sf_introsort_all(a, n)
-        return
-    lo = a[0]
-    hi = a[0]
-    for i in range(1, n):
-        v = a[i]
-        ordered = ordered & (v > a[i - 1])
-        lo = v if v < lo else lo
-        hi = v if v > hi else hi
-    if ordered:
-        return
-    if n > 2048:
-        _sf_introsort_all(a, n)
-        return
-    width = 1
-    while (<int64_t>1 << width) < 2 * n:
-        width = width + 1
-    shift = 0
-    while ((hi - lo) >> shift) >= (<int64_t>1 << width):
-        shift = shift + 1
-    buckets = <int>((hi - lo) >> shift) + 1
-    for k in range(buckets + 1):
-        start[k] = 0
-    for i in range(n):
-        start[((a[i] - lo) >> shift) + 1] += 1
-    crowd = 0
-    for k in range(buckets):
-        crowd = start[k + 1] if start[k + 1] > crowd else crowd
-        start[k + 1] += start[k]
-    if crowd > 16:
-        _sf_introsort_all(a, n)
-        return
-    for i in range(n):
-        v = a[i]
-        k = <int>((v - lo) >> shift)
-        tmp[start[k]] = v
-        start[k] += 1
-    _sf_insertion(tmp, n)
-    memcpy(a, tmp, n * sizeof(int64_t))
-'''
-
+__all__ = ["Workspace", "SortedWorkspace"]
 
 def _paired(dtype) -> bool:
     """Do a column's mark and value share one 16-byte slot (``ws_slot``)?"""
@@ -285,7 +146,7 @@ class Workspace:
         with b.else_():
             first = Lit(self.touched.name) if self.offset is None else \
                 Lit(f"{self.touched.name} + {self.offset.name}", INT, (self.offset,))
-            b.emit(Call("_sf_sort", (first, self.n)))
+            b.emit(Call("sf_sort", (first, self.n)))
             with b.loop(t, 0, self.n):
                 b.assign(j, Load(self.touched, self._at(t)))
                 emit(j, Load(self.val, self._val_at(j)))
@@ -295,42 +156,6 @@ class Workspace:
 # (column, arrival) pairs in increasing order; arrivals are distinct, so the order is total
 # and the result does not depend on the sort's stability. Heapsort: O(n log n) on any input,
 # no recursion, no extra memory.
-PAIR_SORT_HELPER = '''
-cdef inline bint _sf_pair_less(int64_t* k, int64_t* s, int64_t a, int64_t b) noexcept nogil:
-    return k[a] < k[b] or (k[a] == k[b] and s[a] < s[b])
-
-
-cdef inline void _sf_pair_swap(int64_t* k, int64_t* s, int64_t a, int64_t b) noexcept nogil:
-    cdef int64_t v = k[a]
-    k[a] = k[b]
-    k[b] = v
-    v = s[a]
-    s[a] = s[b]
-    s[b] = v
-
-
-cdef inline void _sf_pair_sift(int64_t* k, int64_t* s, int64_t root, int64_t n) noexcept nogil:
-    cdef int64_t child
-    while 2 * root + 1 < n:
-        child = 2 * root + 1
-        if child + 1 < n and _sf_pair_less(k, s, child, child + 1):
-            child = child + 1
-        if not _sf_pair_less(k, s, root, child):
-            break
-        _sf_pair_swap(k, s, root, child)
-        root = child
-
-
-cdef void _sf_pair_sort(int64_t* k, int64_t* s, int64_t n) noexcept nogil:
-    cdef int64_t i, end
-    for i in range(n // 2 - 1, -1, -1):
-        _sf_pair_sift(k, s, i, n)
-    for end in range(n - 1, 0, -1):
-        _sf_pair_swap(k, s, 0, end)
-        _sf_pair_sift(k, s, 0, end)
-'''
-
-
 class SortedWorkspace:
     """A row's products as (column, arrival, value) triples (module doc); ``size`` bounds a
     row's product count (the runtime sizes the arrays from the symbolic pass)."""
@@ -364,7 +189,7 @@ class SortedWorkspace:
         b = self.low.b
         t, j = b.fresh("t"), b.fresh("j")
         acc = b.fresh("ws_acc", storage_ctype(self.dtype))
-        b.emit(Call("_sf_pair_sort", (Lit(self.key.name), Lit(self.seq.name), self.n)))
+        b.emit(Call("sf_pair_sort", (Lit(self.key.name), Lit(self.seq.name), self.n)))
         b.assign(t, Lit("0", INT))
         with b.while_(Bin("<", t, self.n)):
             b.assign(j, Load(self.key, t))

@@ -326,6 +326,13 @@ def exported(module) -> dict[str, AotFunction]:
     return {name: v for name, v in vars(module).items() if isinstance(v, AotFunction)}
 
 
+def runtime():
+    """The shared kernel runtime (``sparsefold.compiler.runtime``), imported: the kernels of
+    an extension call it, so a generated dispatch module calls this before importing its
+    extensions (an editable install whose runtime sources changed gets a fresh build)."""
+    return build.ensure_runtime()
+
+
 def bind(extensions, spec) -> dict[str, AotFunction]:
     """Use the built ``extensions`` (a module or a list, as generated) for the functions
     ``spec`` (a spec module) exports; returns them by name. Called by the generated

@@ -72,5 +72,6 @@ def load() -> None:
     """Bind the prebuilt extensions (ImportError when they were not built)."""
     import importlib
     import sys
+    aot.runtime()  # the kernels' shared runtime, before the extensions that call it
     modules = [importlib.import_module(name) for name in EXTENSIONS]
     aot.bind(modules, sys.modules[__name__])

@@ -6,6 +6,7 @@ import ast
 import textwrap
 
 from sparsefold.cli import main
+from sparsefold.compiler import runtime_source
 
 SPEC = textwrap.dedent('''
     import sparsefold as sf
@@ -33,7 +34,12 @@ def test_writes_kernels_dispatch_and_glue(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "kernel variants" in out
     files = sorted(p.name for p in (pkg / "_kernels").iterdir())
-    assert files == ["__init__.py", "_build.py", "_ext0.pyx", "_ext1.pyx"]
+    assert files == ["__init__.py", "_build.py", "_ext0.pyx", "_ext1.pyx", "_include"]
+    # the shared runtime's declarations, which the kernels cimport
+    pxd = pkg / "_kernels" / "_include" / "sparsefold" / "compiler" / "runtime.pxd"
+    assert pxd.read_text() == runtime_source.PXD.read_text()
+    ext0 = (pkg / "_kernels" / "_ext0.pyx").read_text()
+    assert "from sparsefold.compiler.runtime cimport" in ext0
     pyx = "".join((pkg / "_kernels" / f"_ext{k}.pyx").read_text() for k in range(2))
     assert pyx.count("# === variant ") == 2 and "_SF_VARIANTS = {" in pyx
     dispatch = (pkg / "_kernels" / "__init__.py").read_text()
@@ -48,6 +54,7 @@ def test_writes_kernels_dispatch_and_glue(tmp_path, capsys):
                                     "mypkg._kernels._ext1": "mypkg/_kernels/_ext1.pyx"}
     assert "-fwrapv" in namespace["COMPILE_ARGS"]
     assert "import sparsefold" not in glue and "from sparsefold" not in glue
+    assert "_include" in glue
 
 
 def test_a_spec_without_exports_is_an_error(tmp_path, capsys):

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from sparsefold import InternalError
+from sparsefold import InternalError, InvalidData
 from sparsefold.compiler import build
 
 _HEADER = '''\
@@ -387,30 +387,53 @@ def test_data_pointer_is_the_buffer_address_and_refuses_bad_arrays():
 
 
 @pytest.mark.cython
-def test_buffer_address_helper_reads_writes_and_refuses_bad_buffers(cache_root):
-    source = build.BUFFER_ADDRESS_PYX + '''
+def test_kernel_functions_read_writes_and_refuse_bad_buffers(cache_root):
+    """A module's ``sf_function`` (runtime.pyx) takes sizes as ints and arrays through the
+    buffer protocol: contiguous, of the item size expected, writable when written."""
+    source = '''
+from libc.stdint cimport int64_t
+from sparsefold.compiler.runtime cimport sf_function
 
-def total(object x, Py_ssize_t n):
-    cdef const double* data = <const double*>_sf_address(x, 8, False)
+
+cdef void _total_loops(const int64_t* s, void** p, int64_t* r) noexcept nogil:
+    cdef const double* data = <const double*>p[0]
     cdef double acc = 0.0
-    cdef Py_ssize_t i
-    for i in range(n):
+    cdef int64_t i
+    for i in range(s[0]):
         acc += data[i]
-    return acc
+    r[0] = <int64_t>acc
+    r[1] = 0
 
 
-def fill(object out, Py_ssize_t n, double value):
-    cdef double* data = <double*>_sf_address(out, 8, True)
-    cdef Py_ssize_t i
-    for i in range(n):
-        data[i] = value
+cdef void _fill_loops(const int64_t* s, void** p, int64_t* r) noexcept nogil:
+    cdef double* data = <double*>p[0]
+    cdef int64_t i
+    for i in range(s[0]):
+        data[i] = s[1]
+    r[0] = 0
+
+
+cdef void _check_loops(const int64_t* s, void** p, int64_t* r) noexcept nogil:
+    r[0] = 2  # the second site: 7 out of range [0, 5)
+    r[1] = 7
+    r[2] = 5
+    r[3] = 0
+
+
+total = sf_function(_total_loops, "r8 i", 1, ())
+fill = sf_function(_fill_loops, "w8 i i", 0, ())
+check = sf_function(_check_loops, "", 0, (("pos", "a0: indptr"), ("range", "a0: indices")))
 '''
     module = build.load_module(source, name_hint="buffers")
     x = np.arange(6.0)
-    assert module.total(x, 6) == 15.0
-    assert module.total(np.empty(0), 0) == 0.0
-    module.fill(x[2:], 4, 7.0)  # an offset view: the address is that of its first item
+    assert module.total(x, 6) == 15
+    assert module.total(np.empty(0), 0) == 0
+    assert module.fill(x[2:], 4, 7) is None  # an offset view: its first item's address
     np.testing.assert_array_equal(x, [0, 1, 7, 7, 7, 7])
+    with pytest.raises(InvalidData, match=r"a0: indices out of range \[0, 5\): found 7"):
+        module.check()
+    with pytest.raises(ValueError, match="expected items of 8 bytes, got 4"):
+        module.total(np.zeros(3, np.float32), 3)
     # NumPy reports refused buffer requests as ValueError (the protocol says BufferError).
     with pytest.raises((BufferError, ValueError), match="not contiguous"):
         module.total(np.arange(12.0)[::2], 6)
@@ -418,9 +441,7 @@ def fill(object out, Py_ssize_t n, double value):
     frozen.flags.writeable = False
     assert module.total(frozen, 3) == 0.0
     with pytest.raises((BufferError, ValueError), match="read-only"):
-        module.fill(frozen, 3, 1.0)
-    with pytest.raises(ValueError, match="expected items of 8 bytes, got 4"):
-        module.total(np.zeros(3, np.int32), 3)
+        module.fill(frozen, 3, 1)
 
 
 def test_gcc_optimizes_cdef_functions_at_o2_and_the_glue_at_og():
@@ -430,18 +451,21 @@ def test_gcc_optimizes_cdef_functions_at_o2_and_the_glue_at_og():
         "  if (1) {", "    __pyx_v_out[0] = 1.0;", "  }", "}",
         "static CYTHON_INLINE int __pyx_f_4mod__sf_shape(PyObject *x) {", "  return 0;", "}",
         "static void __pyx_f_4mod__run_body(int64_t, double *); /*proto*/",
+        "static PyObject *__pyx_f_4mod__fast(PyObject *__pyx_v_args, int __pyx_v_threads) {",
+        "  return NULL;", "}",
     ])
     out = build.split_levels(c).splitlines()
     starts = [i for i, line in enumerate(out) if line == '#pragma GCC optimize ("O2")']
     ends = [i for i, line in enumerate(out) if line == "#pragma GCC pop_options"]
     # the two cdef definitions are wrapped, each through its closing brace; the def
-    # wrapper and the prototype are not
+    # wrapper, the prototype and the fast entry (it returns a Python object) are not
     assert [out[i + 1].split("(")[0] for i in starts] == [
         "static void __pyx_f_4mod__run_body", "static CYTHON_INLINE int __pyx_f_4mod__sf_shape"]
     assert [out[i - 1] for i in ends] == ["}", "}"]
     assert out[ends[0] - 2] == "  }"
     assert out[0].startswith("static PyObject *__pyx_pw_4mod_3run")
-    assert out[-1].endswith("/*proto*/")
+    assert out[-4].endswith("/*proto*/")
+    assert out[-3].startswith("static PyObject *__pyx_f_4mod__fast(")
     # a definition that never closes: the text stays as Cython wrote it
     unclosed = "static void __pyx_f_4mod__x(int a) {\n  a = 1;"
     assert build.split_levels(unclosed) == unclosed

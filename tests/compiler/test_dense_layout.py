@@ -37,7 +37,7 @@ def test_dense_times_csr_writes_contiguous_columns():
     text = _source(lambda v, m: v @ m, x, a)
     assert "stored with axes in the order (1, 0)" in " ".join(text.replace("#", " ").split())
     assert "cell = o1 * S_n0 + o0" in text
-    assert "return o_val.transpose((1, 0))" in text
+    assert "return sf_dense_result(o_val, (1, 0))" in text
     # sparse @ dense already writes its innermost axis last: C order, no transpose
     text = _source(lambda m, v: m @ v, a.T.tocsr(), x.T.copy())
     assert "stored with axes" not in text and ".transpose(" not in text

@@ -421,12 +421,12 @@ def test_show_returns_cython_with_header(capsys):
     A = make_input((4, 6), "csr", "float64", seed=1)
     text = sf.show(lambda a: a[::2] * 2, A, out="csr")
     assert capsys.readouterr().out.strip() == text.strip()
-    head = text.split("def run(")[0]
+    head = text.split("cdef void _run_body(")[0]
     assert "# sparsefold kernel" in head
     assert "# Program:" in head and "input a0" in head and "slice" in head
     assert "multiply" in head
     assert "Strategy:" in head
-    assert "def run(" in text and "nogil" in text
+    assert "run = sf_function(" in text and "nogil" in text
     assert text == sf.show(lambda a: a[::2] * 2, A, out="csr")  # deterministic
 
 
@@ -434,7 +434,7 @@ def test_show_of_a_lazy_array(capsys):
     A = make_input((4, 6), "csr", "float64", seed=1)
     text = sf.show(sf.asarray(A)[::2] * 2, out="csr")
     capsys.readouterr()
-    assert "# Program:" in text and "def run(" in text
+    assert "# Program:" in text and "run = sf_function(" in text
 
 
 def test_compute_on_lazy_arrays():

@@ -82,7 +82,7 @@ def test_show_prints_once_and_returns_the_text(capsys):
     text = sf.show(lambda x: x[::2] * 2, A, out="csr")
     printed = capsys.readouterr().out
     assert printed == text + "\n"
-    assert isinstance(text, str) and "def run(" in text
+    assert isinstance(text, str) and "run = sf_function(" in text
     assert repr(text) == f"<Cython source, {text.count(chr(10)) + 1} lines: printed above>"
 
 
@@ -96,5 +96,5 @@ def test_show_in_an_interactive_session_shows_the_kernel_once():
     finally:
         sys.displayhook = hook
     session = out.getvalue()
-    assert session.count("def run(") == 1
+    assert session.count("run = sf_function(") == 1
     assert session.rstrip().endswith("lines: printed above>")

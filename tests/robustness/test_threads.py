@@ -77,18 +77,19 @@ def test_generated_kernels_run_their_loops_without_the_gil(matrices):
     m = matrices[0]
     for kernel in KERNELS.values():
         source = sf.show(kernel.fn, *kernel.prepare(m))
-        # the loops are a ``cdef ... noexcept nogil`` body, which ``run`` calls without the
-        # GIL; the fast entry's own passes (fastcall.py) sit in ``with nogil:`` blocks
-        body = source[source.index("\ncdef void _run_body("):source.index("\ndef run(")]
-        assert body.splitlines()[0].endswith("noexcept nogil:") or \
+        # the loops are a ``cdef ... noexcept nogil`` body, which ``run`` (the runtime's
+        # sf_function, runtime.pyx) calls through its nogil trampoline without the GIL; the
+        # fast entry's own passes (fastcall.py) sit in ``with nogil:`` blocks
+        body = source[source.index("\ncdef void _run_body("):
+                      source.index("\ncdef void _run_loops(")]
+        assert body.splitlines()[1].endswith("noexcept nogil:") or \
             "\n) noexcept nogil:" in body, f"{kernel.name}: the loops hold the GIL"
         assert any(line.lstrip().startswith(("for ", "while ")) for line in body.splitlines())
-        run = source[source.index("\ndef run("):].split("\ndef fast(")[0].splitlines()
-        calls = [n for n, line in enumerate(run) if "_run_body(" in line]
-        nogil = [n for n, line in enumerate(run) if line.strip() == "with nogil:"]
-        assert calls and nogil and nogil[0] < calls[0], f"{kernel.name}: run holds the GIL"
-        if "\ndef fast(" in source:
-            fast = source[source.index("\ndef fast("):].splitlines()
+        trampoline = source[source.index("\ncdef void _run_loops("):].splitlines()[1]
+        assert trampoline.endswith("noexcept nogil:"), f"{kernel.name}: run holds the GIL"
+        assert "\nrun = sf_function(_run_loops, " in source
+        if "\ncdef object _fast(" in source:
+            fast = source[source.index("\ncdef object _fast("):].splitlines()
             depth = None
             for line in fast:
                 indent = len(line) - len(line.lstrip())

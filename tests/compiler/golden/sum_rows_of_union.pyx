@@ -2,7 +2,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: coiterate -> dense
-# sparsefold compiler 0.2.0; source hash ce3aec58fbaafbbf
+# sparsefold compiler 0.3.0; source hash a60bcde0d0dd1daa
 #
 # Program:
 #   %0 = input a0: float32[n0, n1] csr
@@ -11,74 +11,16 @@
 #   %3 = reduce(%2, axes=(1,), monoid=max, dtype_request=None) : float32(n0,)
 # Strategy: co-iteration (row) of a0, a1 over a0 | a1; Output: dense, each entry combined with max.
 
-from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, INT64_MAX
-from libc.math cimport NAN, INFINITY, fabs, pow
-from libc.string cimport memcpy
-from libc.stdlib cimport calloc, free
-from cpython.buffer cimport (PyBUF_ANY_CONTIGUOUS, PyBUF_WRITABLE, PyBuffer_Release,
-                             PyObject_GetBuffer)
-
-
-cdef void* _sf_address(object array, Py_ssize_t itemsize, bint writable) except? NULL:
-    # Address of a contiguous buffer's first item; BufferError if not contiguous (or not
-    # writable when it must be), ValueError if its items are not itemsize bytes wide.
-    cdef Py_buffer view
-    PyObject_GetBuffer(array, &view, PyBUF_ANY_CONTIGUOUS | (PyBUF_WRITABLE if writable else 0))
-    cdef void* address = view.buf
-    cdef Py_ssize_t found = view.itemsize
-    PyBuffer_Release(&view)
-    if found != itemsize:
-        raise ValueError(f"expected items of {itemsize} bytes, got {found}")
-    return address
-
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t, INT64_MAX
+from libc.math cimport INFINITY
+from cython.parallel cimport prange, threadid
+from sparsefold.compiler.runtime cimport sf_function, sf_max_threads
 
 cdef extern from *:
     ctypedef float* float_restrict "float * __restrict__"
     ctypedef int32_t* int32_t_restrict "int32_t * __restrict__"
     ctypedef int64_t* int64_t_restrict "int64_t * __restrict__"
 
-from cython.parallel cimport prange, threadid
-
-cdef extern from *:
-    """
-    #ifdef _OPENMP
-    #include <omp.h>
-    /* the threads a parallel region gets now: with dynamic adjustment on, libgomp may run
-       fewer than omp_get_max_threads() (cpus - load average), and a two-pass parallel fill
-       planned for two threads would run both passes on one (2x the serial time, measured) */
-    static int sf_team_now(void) {
-        int n = omp_get_max_threads();
-        if (n > 1 && omp_get_dynamic()) {
-            #pragma omp parallel
-            {
-                #pragma omp master
-                n = omp_get_num_threads();
-            }
-        }
-        return n < 64 ? n : 64;
-    }
-    #define sf_max_threads() sf_team_now()
-    #define sf_set_threads(n, dynamic) (omp_set_dynamic(dynamic), omp_set_num_threads(n))
-    #else
-    #define sf_max_threads() 1
-    #define sf_set_threads(n, dynamic) ((void)0)
-    #endif
-    """
-    int sf_max_threads() nogil
-    void sf_set_threads(int, int) nogil
-
-def _sf_fail(site, a, b, c):
-    # the first failed check of the call: which array, what was found
-    from sparsefold.spec.errors import InvalidData
-    kind, what = _SF_SITES[site - 1]
-    if kind == "pos":
-        raise InvalidData(f"{what} is not monotone non-decreasing: row {a} spans [{b}, {c})")
-    if kind == "map":
-        raise InvalidData(f"{what}: the operator mapped an entry to {a}, outside [0, {b})")
-    if kind == "order":
-        raise InvalidData(f"{what} is not sorted by row: an entry of row {a} comes after row "
-                          f"{b} was read (a stale has_canonical_format flag?)")
-    raise InvalidData(f"{what} out of range [0, {b}): found {a}")
 
 _SF_SITES = (
     ('pos', 'a0: indptr'),
@@ -87,19 +29,11 @@ _SF_SITES = (
     ('range', 'a1: indices'),
 )
 
-cdef void _run_body(
-        int64_t S_n0,
-        int64_t S_n1,
-        int32_t_restrict in_a0_pos1,
-        int32_t_restrict in_a0_crd1,
-        float_restrict in_a0_val,
-        int32_t_restrict in_a1_pos1,
-        int32_t_restrict in_a1_crd1,
-        float_restrict in_a1_val,
-        float_restrict out_val,
-        int64_t_restrict out_cnt,
-        int64_t* sf_ret,
-) noexcept nogil:
+
+cdef void _run_body(int64_t S_n0, int64_t S_n1, int32_t_restrict in_a0_pos1,
+        int32_t_restrict in_a0_crd1, float_restrict in_a0_val, int32_t_restrict in_a1_pos1,
+        int32_t_restrict in_a1_crd1, float_restrict in_a1_val, float_restrict out_val,
+        int64_t_restrict out_cnt, int64_t* sf_ret) noexcept nogil:
     cdef bint stale_a, stale_b
     cdef float acc, v, x0, x1
     cdef int64_t acc_n, e_a, e_b, i1_a, i1_b, k, key_a, key_b, p_a, p_b, pos_bad, r, range_v
@@ -250,35 +184,9 @@ cdef void _run_body(
     sf_ret[4] = sf_c
 
 
-def run(
-        int64_t S_n0,
-        int64_t S_n1,
-        object p_in_a0_pos1,
-        object p_in_a0_crd1,
-        object p_in_a0_val,
-        object p_in_a1_pos1,
-        object p_in_a1_crd1,
-        object p_in_a1_val,
-        object p_out_val,
-        object p_out_cnt,
-):
-    cdef int64_t sf_ret[5]
-    sf_ret[1] = 0
-    cdef int32_t_restrict in_a0_pos1 = <int32_t_restrict>_sf_address(
-        p_in_a0_pos1, sizeof(int32_t), 0)
-    cdef int32_t_restrict in_a0_crd1 = <int32_t_restrict>_sf_address(
-        p_in_a0_crd1, sizeof(int32_t), 0)
-    cdef float_restrict in_a0_val = <float_restrict>_sf_address(p_in_a0_val, sizeof(float), 0)
-    cdef int32_t_restrict in_a1_pos1 = <int32_t_restrict>_sf_address(
-        p_in_a1_pos1, sizeof(int32_t), 0)
-    cdef int32_t_restrict in_a1_crd1 = <int32_t_restrict>_sf_address(
-        p_in_a1_crd1, sizeof(int32_t), 0)
-    cdef float_restrict in_a1_val = <float_restrict>_sf_address(p_in_a1_val, sizeof(float), 0)
-    cdef float_restrict out_val = <float_restrict>_sf_address(p_out_val, sizeof(float), 1)
-    cdef int64_t_restrict out_cnt = <int64_t_restrict>_sf_address(p_out_cnt, sizeof(int64_t), 1)
-    with nogil:
-        _run_body(S_n0, S_n1, in_a0_pos1, in_a0_crd1, in_a0_val, in_a1_pos1, in_a1_crd1, in_a1_val,
-            out_val, out_cnt, sf_ret)
-    if sf_ret[1]:
-        _sf_fail(sf_ret[1], sf_ret[2], sf_ret[3], sf_ret[4])
-    return sf_ret[0]
+cdef void _run_loops(const int64_t* s, void** p, int64_t* r) noexcept nogil:
+    _run_body(s[0], s[1], <int32_t*>p[0], <int32_t*>p[1], <float*>p[2], <int32_t*>p[3],
+        <int32_t*>p[4], <float*>p[5], <float*>p[6], <int64_t*>p[7], r)
+
+
+run = sf_function(_run_loops, "i i r4 r4 r4 r4 r4 r4 w4 w8", 1, _SF_SITES)
