@@ -53,7 +53,8 @@ from sparsefold.spec.errors import InternalError
 
 __all__ = [
     "CacheUnusable", "CacheWarning", "DiskCache", "EntryInfo", "MANIFEST", "MANIFEST_FORMAT",
-    "default_root", "fallback_cache", "open_cache", "verify_entry", "add_parser", "run",
+    "default_root", "fallback_cache", "existing_fallback_cache", "open_cache", "verify_entry",
+    "read_manifest", "add_parser", "run",
 ]
 
 MANIFEST = "manifest.json"
@@ -153,8 +154,12 @@ def verify_entry(entry: Path, expect: dict[str, object]) -> str | None:
     return None
 
 
-def _read_manifest(entry: Path) -> dict:
+def read_manifest(entry: Path) -> dict:
+    """The manifest of a cache entry (check the entry with :func:`verify_entry` first)."""
     return json.loads((entry / MANIFEST).read_text(encoding="utf-8"))
+
+
+_read_manifest = read_manifest
 
 
 def _remove_tree(path: Path) -> None:
@@ -345,6 +350,13 @@ def fallback_cache() -> DiskCache:
             root = Path(tempfile.mkdtemp(prefix="sparsefold-cache-"))
             atexit.register(shutil.rmtree, root, ignore_errors=True)
             _fallback = DiskCache(root, temporary=True)
+        return _fallback
+
+
+def existing_fallback_cache() -> DiskCache | None:
+    """This process's private temporary cache if :func:`fallback_cache` made one, else
+    None (looking up an entry must not create it)."""
+    with _fallback_guard:
         return _fallback
 
 

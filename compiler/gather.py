@@ -40,7 +40,7 @@ from sparsefold.storage.dense import dense_operand
 from sparsefold.storage.levels import canonical_order, sparse_levels
 from sparsefold.storage.results import compress, from_dense, wrap_levels
 
-__all__ = ["GatherStage", "EntryCoordinates", "gather_format", "serves"]
+__all__ = ["GatherStage", "EntryCoordinates", "gather_format", "serves", "load_gather_kernels"]
 
 _KERNELS = '''\
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
@@ -128,6 +128,11 @@ def inner_fill(const int64_t[::1] crd, const int64_t[::1] start, const int64_t[:
 
 def _module():
     return load_module(_KERNELS, name_hint="gather")
+
+
+def load_gather_kernels() -> None:
+    """Load (or build) the module every gather stage runs (``pipeline.Kernel.build_for``)."""
+    _module()
 
 
 def serves(fmt: Format) -> bool:

@@ -272,6 +272,25 @@ class Kernel:
         """The Cython this kernel runs on ``values`` (index widths as for these arrays,
         int32 for temporaries; the output's as ``out_index``), every stage in the order they
         run, without building anything."""
+        return "\n\n".join(self._call_sources(values, out_index))
+
+    def build_for(self, values: dict[str, Any]) -> None:
+        """Load, or build with Cython and the C compiler, the module of every stage that a
+        call on ``values`` runs (the variants :meth:`source_for` shows), without running
+        any: what a tiered call builds in the background (``sparsefold.tiering``). A
+        variant this misses (an int64 output index for a result of more than 2**31 - 1
+        entries, the exact variant of a non-finite operand) is built by the call that
+        needs it."""
+        from sparsefold.compiler.build import load_module
+        from sparsefold.compiler.gather import load_gather_kernels
+        stages = [stage for _, stage in self.stages] + [self.final]
+        for stage, source in zip(stages, self._call_sources(values, "int32")):
+            if isinstance(stage, GatherStage):
+                load_gather_kernels()  # its module is one text, whatever the stage
+            else:
+                load_module(source, name_hint=stage.strategy)
+
+    def _call_sources(self, values: dict[str, Any], out_index: str) -> list[str]:
         def dtypes(stage):
             found = {}
             for inp in stage.inputs:
@@ -298,7 +317,7 @@ class Kernel:
             stored = sum(int(sparse_levels(values[i.name], i, i.name)["val"].shape[0])
                          for i in stage.inputs if not i.format.is_dense)
             return stage.takes_sorted_workspace(stage.bind(values), stored)
-        return "\n\n".join(self.sources(dtypes, out_index, unit, sorted_rows))
+        return self.sources(dtypes, out_index, unit, sorted_rows)
 
     def sources(self, index_dtypes_of, out_index: str = "int32", unit_of=None,
                 sorted_of=None) -> list[str]:
