@@ -273,6 +273,20 @@ _unusable_roots: dict[Path, str] = {}
 _cython_lock = threading.Lock()  # Cython's compiler keeps global state: one run at a time
 
 
+def _after_fork_in_child() -> None:
+    """A forked child gets this process's locks in whatever state they were, held by
+    threads it does not have (a background build holds its source's lock and Cython's):
+    it starts with fresh ones, and no module built by a thread it does not have."""
+    global _key_locks_guard, _stats_lock, _cython_lock, _prebuilt_lock
+    _key_locks_guard, _stats_lock, _cython_lock, _prebuilt_lock = (
+        threading.Lock(), threading.Lock(), threading.Lock(), threading.Lock())
+    _key_locks.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def _count(name: str) -> None:
     with _stats_lock:
         _stats[name] += 1

@@ -9,6 +9,10 @@ with the call's concrete shapes instead and the kernel is specialized to them.
 
 Results come back as the inputs' library: scipy arrays (pydata arrays when any input was
 pydata), NumPy for dense results.
+
+Tiered execution (``sparsefold.tiering``): a call whose kernel is not built yet answers on
+the fallback evaluator while the kernel builds in the background, unless the function was
+made with ``wait=True`` or ``$SPARSEFOLD_TIERED`` is ``0``.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
+from sparsefold import tiering
 from sparsefold.lazy import LazyArray, canonical
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input, Reduce
@@ -81,6 +86,7 @@ def runnable_kernel(program, out: str, requires: tuple = (), certify: bool = Fal
         k = find(program, out, tuple(requires)) or compile_program(program, out, requires)
         with _KERNELS_LOCK:
             k = _RUNNABLE.setdefault(key, k)
+        tiering.register(k, program, out, tuple(requires))
     return k
 
 
@@ -122,10 +128,15 @@ class JitFunction:
     """A traced, compiled function. Call it like the original."""
 
     def __init__(self, fn: Callable, out: str | None = None, certify: bool = False,
-                 threads: int | None = None):
+                 threads: int | None = None, wait: bool | None = None):
         self.fn = fn
         self.out = out
         self.certify = certify
+        # True: every call waits for its compiled kernel; False: tiered; None: as
+        # $SPARSEFOLD_TIERED says (tiered unless 0). A certified kernel is always waited for.
+        if wait is not None and not isinstance(wait, bool):
+            raise IllFormedProgram(f"wait must be True, False or None, found {wait!r}")
+        self.wait_for_kernels = True if certify else wait
         # the threads its kernels' parallel loops use (None: $SPARSEFOLD_NUM_THREADS, else
         # the CPU count); small calls run on one (compiler/threads.py)
         if threads is not None:
@@ -138,6 +149,7 @@ class JitFunction:
         # and how many there were
         self._fast_last: tuple = (None, -1)
         self._assumed: dict = {}   # program -> size equalities its trace assumed
+        self._runnable_keys: set = set()  # the kernels its calls ran (for wait)
         self._lock = threading.Lock()
 
     def _trace(self, args, infos, mode: str):
@@ -244,8 +256,10 @@ class JitFunction:
                 from sparsefold.dask import call  # a lazy dask.array: sparsefold.dask
                 return call(self, *args)
             program, out = self.program_for(*args)
-            kernel = runnable_kernel(program, out, self._assumed.get(program, ()),
-                                     self.certify)
+            requires = self._assumed.get(program, ())
+            kernel = runnable_kernel(program, out, requires, self.certify)
+            with self._lock:
+                self._runnable_keys.add((program, out, tuple(requires)))
             hit = _Recent(kernel, result_library(args), *_fast_positions(kernel, args),
                           program if has_fill(program) else None)
             if len(self._recent) < 64:
@@ -267,15 +281,29 @@ class JitFunction:
         values = {f"a{p}": a for p, a in enumerate(args) if not _is_scalar(a)}
         if filled_program is not None:
             values = _split_values(values, "mask")
+        run = tiering.call if tiering.enabled(self.wait_for_kernels) else _untiered
         if self.threads is None:
-            result = kernel(values, library)
+            result = run(kernel, values, library)
         else:
             from sparsefold.compiler.threads import using
             with using(self.threads):
-                result = kernel(values, library)
+                result = run(kernel, values, library)
         if filled_program is None:
             return result
         return _with_result_fill(filled_program, values, result)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for the kernels this function's calls are building in the background
+        (tiered calls); True when none is left within ``timeout`` seconds. Raises the
+        error of a build that failed (``InternalError``)."""
+        with self._lock:
+            kernels = [hit.kernel for hit in self._recent.values()]
+            kernels += [_RUNNABLE[key] for key in self._runnable_keys if key in _RUNNABLE]
+        return tiering.wait(kernels, timeout)
+
+
+def _untiered(kernel, values: dict, library: str):
+    return kernel(values, library)
 
 
 def _split_values(values: dict, mask: str) -> dict:
@@ -406,7 +434,7 @@ def _is_scalar(a) -> bool:
 
 
 def jit(fn: Callable | None = None, *, out: str | None = None, certify: bool = False,
-        threads: int | None = None):
+        threads: int | None = None, wait: bool | None = None):
     """Compile ``fn`` (a function of arrays returning a sparsefold array) into fused kernels,
     one per argument signature, built on first call. ``out``: "csr", "csc", "coo", "dcsr" or
     "dense"; default: dense when the result is dense-valued (``A @ x``, a reduction, ``A +
@@ -416,10 +444,16 @@ def jit(fn: Callable | None = None, *, out: str | None = None, certify: bool = F
     header (``sf.show`` prints it); without it, kernels are not certified.
     ``threads``: how many threads a kernel's parallel loops may use (default:
     ``$SPARSEFOLD_NUM_THREADS``, else the CPU count; calls below a measured size use one;
-    results are identical for every count — docs/threads.md)."""
+    results are identical for every count — docs/threads.md).
+    ``wait``: True, every call waits for its compiled kernel (built on the first call of
+    each argument signature, as the calls of benchmarks and AOT builds must); False, calls
+    are *tiered*: a call whose kernel is not built yet answers at once on the fallback
+    evaluator while the kernel builds in the background (``sparsefold.tiering``,
+    docs/tiering.md); None (default): tiered unless ``$SPARSEFOLD_TIERED`` is ``0``.
+    A certified function always waits."""
     if fn is None:
-        return lambda f: JitFunction(f, out, certify, threads)
-    return JitFunction(fn, out, certify, threads)
+        return lambda f: JitFunction(f, out, certify, threads, wait)
+    return JitFunction(fn, out, certify, threads, wait)
 
 
 def _canonical(x: LazyArray):
@@ -433,12 +467,15 @@ def _canonical(x: LazyArray):
     return program, values
 
 
-def compute(x: LazyArray, out: str | None = None):
-    """Run a lazy array's program as one compiled kernel."""
+def compute(x: LazyArray, out: str | None = None, wait: bool | None = None):
+    """Run a lazy array's program as one compiled kernel (tiered as ``sf.jit``'s calls
+    are, by ``wait``)."""
     program, values = _canonical(x)
     infos = [describe(v) for v in values.values()]
     kernel = runnable_kernel(program, out or _default_out(infos, program))
-    result = kernel(values, result_library(list(values.values())))
+    library = result_library(list(values.values()))
+    result = tiering.call(kernel, values, library) if tiering.enabled(wait) else \
+        kernel(values, library)
     return _with_result_fill(program, values, result) if has_fill(program) else result
 
 

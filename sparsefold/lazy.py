@@ -92,12 +92,14 @@ class LazyArray:
         program, values = canonical(self)
         return evaluate(program, {**values, **inputs})
 
-    def compute(self, out: str | None = None):
+    def compute(self, out: str | None = None, wait: bool | None = None):
         """Run the program as one compiled kernel; ``out`` names the result format ("csr",
         "csc", "coo", "dcsr", "dense"; default: dense when the result is dense-valued — a
-        reduction, ``A @ x``, ``A + 1`` — else the first sparse input's format)."""
+        reduction, ``A @ x``, ``A + 1`` — else the first sparse input's format). ``wait``:
+        as ``sf.jit``'s — True waits for the kernel; False answers on the fallback while
+        the kernel builds (tiered); None: tiered unless ``$SPARSEFOLD_TIERED`` is ``0``."""
         from sparsefold.jit import compute
-        return compute(self, out)
+        return compute(self, out, wait)
 
     def __array__(self, dtype=None, copy=None):
         out = self.interpret()
