@@ -61,7 +61,7 @@ def measure(names: list[str] | None = None) -> list[dict]:
             continue
         with tempfile.TemporaryDirectory(prefix="sf-compile-time-") as cache:
             env = dict(os.environ, SPARSEFOLD_CACHE_DIR=cache, SPARSEFOLD_PREBUILT="0",
-                       SPARSEFOLD_NUM_THREADS="1")
+                       SPARSEFOLD_NUM_THREADS="1", SPARSEFOLD_TIERED="0")
             try:
                 baseline = _child_cpu(program.name, False, env)
                 first = _child_cpu(program.name, True, env)

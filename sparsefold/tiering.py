@@ -9,16 +9,18 @@ One call of a kernel that is not known to be ready (``call``):
    answers the first call itself. A variant that would need Cython and the C compiler
    raises ``WouldBuild`` before any loop runs (or after earlier stages ran, for a staged
    program whose later stage is missing);
-2. **schedule** — its source, and every other stage's variant for these arguments
-   (``pipeline.Kernel.build_for``), are built by this process's one background thread (a
-   build is Cython in this process, holding the GIL about 0.2-0.3 s per kernel, then gcc
-   in a child process, ~0.8 s, which does not): builds queue, one at a time, so they take
-   one core and leave the other to the caller;
-3. **answer** — the fallback computes the result the kernel would return (the same
+2. **answer** — the fallback computes the result the kernel would return (the same
    container, format, dtype, index dtype and entries). Where it declines (a program or
    data it does not cover), the call waits for the kernel as an untiered call does: it
-   builds the kernel itself, or waits for the background build of the same source (one
-   build per source: ``build.load_module``'s per-source lock and per-key file lock).
+   builds the kernel itself, or waits for a background build of the same source (one
+   build per source: ``build.load_module``'s per-source lock and per-key file lock);
+3. **schedule** — once the answer is computed, the missing source and every other
+   stage's variant for these arguments (``pipeline.Kernel.build_for``) are built by this
+   process's one background thread. A build is Cython in this process, holding the GIL
+   for about 0.2-0.3 s per kernel (~1 s for the first one, Cython's start-up), then gcc in
+   a child process (~0.8 s), which does not; started before the answer, it made first
+   answers 2-4x slower on 2 cores, so it starts after. Builds queue, one at a time: they
+   take one core and leave the other to the caller.
 
 Until the build finishes, calls with the same kinds of arguments answer on the fallback
 without probing again; the first call after it probes, finds the kernel, and from then on
@@ -49,6 +51,7 @@ import atexit
 import os
 import queue
 import threading
+import time
 import warnings
 from collections import Counter
 from typing import Any
@@ -58,7 +61,8 @@ import numpy as np
 from sparsefold.compiler import build
 from sparsefold.compiler.fallback import Declined, FallbackPlan, Unsupported
 
-__all__ = ["TieringWarning", "enabled", "register", "call", "wait", "stats", "reset_stats"]
+__all__ = ["TieringWarning", "enabled", "register", "call", "wait", "stats", "reset_stats",
+           "last_call"]
 
 
 class TieringWarning(UserWarning):
@@ -96,6 +100,16 @@ def stats() -> dict[str, int]:
 def reset_stats() -> None:
     with _stats_lock:
         _stats.clear()
+
+
+_last = threading.local()
+
+
+def last_call() -> dict:
+    """How this thread's last tiered call was answered: ``answered`` ("kernel",
+    "fallback" or "waited") and ``fallback_s``, the seconds the fallback ran (0 when it
+    did not): what ``sparsefold bench --first-answer`` splits a first answer into."""
+    return dict(getattr(_last, "call", {}))
 
 
 # --- the background builder ----------------------------------------------------------------------
@@ -262,21 +276,24 @@ def call(kernel, values: dict, library: str):
         return kernel(values, library)
     key = _signature(values)
     job = tier.jobs.get(key)
+    missing = None
     if job is None or (job.done() and job.error is None):
         try:
             with build.no_build():
                 result = kernel(values, library)
-        except build.WouldBuild as missing:
-            job = tier.schedule(key, values, missing)
+        except build.WouldBuild as exc:
+            missing = exc
         else:
             _count("compiled")
+            _last.call = {"answered": "kernel", "fallback_s": 0.0}
             return result
-    if job.done() and job.error is not None and not tier.warned:
+    elif job.done() and not tier.warned:  # failed
         tier.warned = True
         warnings.warn(f"sparsefold: building a kernel in the background failed; its calls "
                       f"answer on the fallback (error: {job.error})", TieringWarning,
                       stacklevel=3)
     plan = tier.plan()
+    started = time.perf_counter()
     if isinstance(plan, FallbackPlan):
         try:
             result = plan(values, library)
@@ -284,10 +301,16 @@ def call(kernel, values: dict, library: str):
             _count(f"declined: {_reason(exc)}")
         else:
             _count("fallback")
+            _last.call = {"answered": "fallback", "fallback_s": time.perf_counter() - started}
+            if missing is not None:
+                # built once the answer is out: a build beside the fallback (Cython holds
+                # the GIL) made first answers 2-4x slower (docs/benchmarks.md)
+                tier.schedule(key, values, missing)
             return result
     else:
         _count(f"declined: {_reason(plan)}")
-    _count("waited")
+    _count("waited")  # the kernel answers: built here (or by a build already under way)
+    _last.call = {"answered": "waited", "fallback_s": time.perf_counter() - started}
     return kernel(values, library)
 
 
@@ -300,7 +323,6 @@ def wait(kernels=None, timeout: float | None = None) -> bool:
     """Wait for the background builds (of ``kernels``, runnable kernels; default: all);
     True when they finished within ``timeout`` seconds. Raises the error of a build that
     failed (an ``InternalError``), once: a later wait does not raise it again."""
-    import time
     deadline = None if timeout is None else time.monotonic() + timeout
     tiers = list(_tiers.values()) if kernels is None else \
         [t for t in (_tiers.get(id(k)) for k in kernels) if t is not None]

@@ -138,25 +138,30 @@ class Contraction:
                 structure.sort_indices()
         budget.sparse(structure.nnz, "a sparse matrix product")
         values.sort_indices()
-        nj = structure.shape[1]
-        rows = np.repeat(np.arange(structure.shape[0], dtype=I64), np.diff(structure.indptr))
         if structure is values:
             vals = np.asarray(values.data).astype(self.node.dtype, copy=False)
-        else:
-            keys = rows * nj + structure.indices.astype(I64)
+        else:  # the values at their entries among the structure's (a subset of them)
+            nj = structure.shape[1]
+            keys = _row_keys(structure, nj)
             vals = np.zeros(structure.nnz, dtype=self.node.dtype)
             if values.nnz:
-                vrows = np.repeat(np.arange(values.shape[0], dtype=I64),
-                                  np.diff(values.indptr))
-                vkeys = vrows * nj + values.indices.astype(I64)
-                vals[np.searchsorted(keys, vkeys)] = values.data
+                vals[np.searchsorted(keys, _row_keys(values, nj))] = values.data
         if len(kept) == 2 and self.i == (kept[0],) and self.j == (kept[1],):
-            return Sparse(out_shape, vals, 0, csr=(structure.indptr, structure.indices, vals))
+            return Sparse(out_shape, vals, 0, csr=(structure.indptr, structure.indices))
+        rows = np.repeat(np.arange(structure.shape[0], dtype=I64), np.diff(structure.indptr))
         i_coords = unravel(rows, tuple(sizes[d] for d in self.i))
         j_coords = unravel(structure.indices.astype(I64), tuple(sizes[d] for d in self.j))
         by_axis = dict(zip(self.i, i_coords)) | dict(zip(self.j, j_coords))
         coords = tuple(by_axis.get(d, np.zeros(rows.shape[0], I64)) for d in kept)
         return Sparse.from_entries(out_shape, coords, vals, 0, budget, "a matrix product")
+
+
+def _row_keys(m, columns: int) -> np.ndarray:
+    """Row-major keys of a CSR matrix's entries."""
+    rows = np.repeat(np.arange(m.shape[0], dtype=I64), np.diff(m.indptr))
+    rows *= columns
+    rows += m.indices
+    return rows
 
 
 def _cannot_cancel(x: np.ndarray, y: np.ndarray) -> bool:
@@ -203,8 +208,8 @@ def _matrix(value, axes, rows_axes, cols_axes, sizes, budget):
     row_core = [core_of[a] for a in rows_axes]
     col_core = [core_of[a] for a in cols_axes]
     if v.csr is not None and row_core == [0] and col_core == [1]:
-        indptr, indices, data = v.csr
-        return sp.csr_array((data, indices, indptr), shape=shape)
+        indptr, indices = v.csr
+        return sp.csr_array((v.vals, indices, indptr), shape=shape)
     if row_core + col_core == list(range(len(v.shape))):
         # the entries are in row-major order of (rows, columns) already: CSR directly
         rows = linear_keys(tuple(v.coords[c] for c in row_core),

@@ -308,10 +308,9 @@ def eval_input(node: Input, ctx: Context):
         crd = levels["crd1"][:nnz]
         check_range(node.name, "indices", crd, shape[inner])
         vals = levels["val"][:nnz]
+        if outer == 0:  # coordinates made when needed
+            return Sparse(shape, vals, 0, csr=(pos, crd))
         lines = np.repeat(np.arange(shape[outer], dtype=I64), np.diff(pos))
-        if outer == 0:
-            return Sparse(shape, vals, 0, coords=(lines, crd.astype(I64)),
-                          csr=(pos, crd, vals))
         return Sparse.from_entries(shape, (crd.astype(I64), lines), vals, 0, ctx.budget,
                                    node.name)
     crds = [levels[f"crd{d}"] for d in range(len(shape))]
@@ -353,18 +352,40 @@ def eval_map(node: Map, args: list, ctx: Context):
             _meets_nonfinite(node, args, annihilating):
         annihilating = []
     budget = ctx.budget
+    located = [d for d, v in enumerate(args) if d not in sparse]
     if annihilating:
+        if len(annihilating) == 1 and isinstance(args[annihilating[0]], Sparse):
+            # one operand's entries: its structure, read where the others are needed
+            (d0,) = annihilating
+            driver = args[d0]
+            coords = driver.coords if any(not isinstance(node.args[d], Literal)
+                                          for d in range(len(args)) if d != d0) else ()
+            ops = [driver.vals if d == d0 else v.operand(_projected(coords, v.shape, shape))
+                   for d, v in enumerate(args)]
+            return _like(driver, _sized(_apply(node, ops), driver.nnz))
+        if len(sparse) == 2 and not located:
+            quick = _matrices(node, args)
+            if quick is not None:
+                return quick
         keys, found = intersection([args[d] for d in annihilating], budget)
         coords = unravel(keys, shape)
         ops = [found[annihilating.index(d)] if d in annihilating else
                v.operand(_projected(coords, v.shape, shape)) for d, v in enumerate(args)]
         return Sparse(shape, _sized(_apply(node, ops), keys.shape[0]), 0, keys=keys,
                       coords=coords)
-    located = [d for d, v in enumerate(args) if d not in sparse]
     if any(not isinstance(node.args[d], Literal) for d in located):
         return UniverseMap(node, args, shape)
     background = _apply(node, [args[d].background if d in sparse else args[d].operand(())
                                for d in range(len(args))])[()]
+    if len(sparse) == 1 and isinstance(args[sparse[0]], Sparse):  # its own entries
+        (d0,) = sparse
+        v0 = args[d0]
+        ops = [v0.vals if d == d0 else v.operand(()) for d, v in enumerate(args)]
+        return _like(v0, _sized(_apply(node, ops), v0.nnz), background)
+    if len(sparse) == 2 and not located and is_zero(background):
+        quick = _matrices(node, args)
+        if quick is not None:
+            return quick
     materialized = {d: args[d].materialize(budget) for d in sparse}
     keys, positions = union([materialized[d] for d in sparse])
     budget.sparse(keys.shape[0], f"map {fn.name}")
@@ -372,6 +393,73 @@ def eval_map(node: Map, args: list, ctx: Context):
     ops = [spread_values(materialized[d], positions[sparse.index(d)], n)
            if d in materialized else v.operand(()) for d, v in enumerate(args)]
     return Sparse(shape, _sized(_apply(node, ops), n), background, keys=keys)
+
+
+def _like(value: Sparse, vals: np.ndarray, background=0) -> Sparse:
+    """New values on ``value``'s entries (its keys, coordinates, CSR arrays shared)."""
+    return Sparse(value.shape, vals, background, keys=value._keys, coords=value._coords,
+                  csr=value.csr)
+
+
+_SCIPY_OPS = {"add": lambda x, y: x + y, "subtract": lambda x, y: x - y,
+              "multiply": lambda x, y: x.multiply(y)}
+_SCIPY_FAST = frozenset(np.dtype(t) for t in ("int32", "int64", "float32", "float64",
+                                              "complex64", "complex128"))
+
+
+def _csr_structure(v: Sparse) -> tuple[np.ndarray, np.ndarray]:
+    if v.csr is not None:
+        return v.csr
+    rows, cols = v.coords
+    indptr = np.zeros(v.shape[0] + 1, dtype=I64)
+    np.cumsum(np.bincount(rows, minlength=v.shape[0]), out=indptr[1:])
+    return indptr, cols
+
+
+def _matrices(node: Map, args: list) -> Sparse | None:
+    """``x + y``, ``x - y``, ``x * y`` of two matrices' entries by scipy's row merges (a
+    few times faster than merging keys) when scipy computes what the zero algebra gives:
+    both operands plain and of the result's dtype, and no entry of the result 0 (scipy
+    drops those; the kernels keep them): checked against the boolean structure's count,
+    unless every value is positive (no sum or product is then 0). None: not so."""
+    name = node.fn.name
+    x, y = args
+    if name not in _SCIPY_OPS or len(node.shape) != 2 or not (
+            isinstance(x, Sparse) and isinstance(y, Sparse)) or not (
+            x.dtype == y.dtype == node.dtype and node.dtype in _SCIPY_FAST) or not (
+            is_zero(x.background) and is_zero(y.background)):
+        return None
+    import scipy.sparse as sp
+    shape = x.shape
+
+    def matrix(v, data):
+        if isinstance(v, Sparse):
+            indptr, indices = _csr_structure(v)
+        else:  # a scipy result: its structure as booleans
+            indptr, indices, data = v.indptr, v.indices, np.ones(v.nnz, dtype=bool)
+        m = sp.csr_array((data, indices, indptr), shape=shape)
+        m.has_canonical_format = True  # (the entries are canonical: scipy merges rows)
+        return m
+    result = _SCIPY_OPS[name](matrix(x, x.vals), matrix(y, y.vals))
+    positive = name != "subtract" and node.dtype.kind in "if" and x.nnz and y.nnz and \
+        bool(np.all(x.vals > 0)) and bool(np.all(y.vals > 0)) and (
+            name == "add" or float(x.vals.min()) * float(y.vals.min()) > 0)
+    vals = np.ascontiguousarray(result.data, dtype=node.dtype)
+    if not positive:
+        ones = [matrix(v, np.ones(v.nnz, dtype=bool)) for v in (x, y)]
+        entries = ones[0].multiply(ones[1]) if name == "multiply" else ones[0] + ones[1]
+        entries.has_canonical_format = True
+        if result.nnz != entries.nnz:
+            # scipy dropped the entries that came out 0 (``A - A.T`` on the diagonal):
+            # the entries are the structure's, 0 where scipy has none
+            at = sp.csr_array((np.arange(1, entries.nnz + 1, dtype=I64), entries.indices,
+                               entries.indptr), shape=shape)
+            at.has_canonical_format = True
+            found = sp.csr_array(at.multiply(matrix(result, None)))  # (result: canonical)
+            vals = np.zeros(entries.nnz, dtype=node.dtype)
+            vals[found.data - 1] = result.data
+            result = entries
+    return Sparse(shape, vals, 0, csr=(result.indptr, result.indices))
 
 
 def _sized(values: np.ndarray, n: int) -> np.ndarray:
@@ -405,6 +493,14 @@ def eval_reduce(node: Reduce, arg, ctx: Context):
         out = np.asarray(monoid.impl(full, axis=node.axes, **kwargs)).astype(dtype)
         return DenseArray(np.ascontiguousarray(out).reshape(out_shape), sparse_valued)
     entries = arg.materialize(budget)
+    if len(node.axes) == len(in_shape):  # every axis: one cell
+        vals = entries.vals.astype(dtype, copy=False)
+        acc = np.asarray(monoid.combine.reduce(vals, initial=monoid.start(dtype)),
+                         dtype=dtype).reshape(1)
+        if not (monoid.name == "sum" and is_zero(entries.background)) and extent:
+            combine_background(monoid, acc, np.asarray([extent - entries.nnz]),
+                               entries.background)
+        return DenseArray(acc.reshape(out_shape), sparse_valued)
     kept = tuple(c for d, c in enumerate(entries.coords) if d not in node.axes)
     cells = 1
     for n in out_shape:
@@ -454,6 +550,9 @@ def eval_shape_op(node: ShapeOp, args: list, ctx: Context):
         stretched = tuple(d + lead for d in range(len(base.shape))
                           if base.shape[d] == 1 and shape[d + lead] != 1)
         return Broadcast(base, shape, stretched)
+    if isinstance(node, PermuteDims) and len(shape) == 2 and tuple(node.perm) == (1, 0) and \
+            isinstance(args[0], Sparse) and args[0].csr is not None:
+        return _transposed(args[0], shape)
     im = node.index_map()
     if im.fill is not None and not is_zero(im.fill):
         # a fill that is not 0 around sparse operands: dense-valued (the kernels compute
@@ -494,6 +593,16 @@ def eval_shape_op(node: ShapeOp, args: list, ctx: Context):
     out_vals = np.concatenate(vals) if vals else np.zeros(0, node.dtype)
     return Sparse.from_entries(shape, out_coords, out_vals.astype(node.dtype, copy=False),
                                background, budget, type(node).__name__.lower())
+
+
+def _transposed(v: Sparse, shape) -> Sparse:
+    """A matrix held as CSR, transposed by scipy's counting pass (its CSR is the CSC of
+    the matrix: linear, where mapping the entries and sorting them is not)."""
+    import scipy.sparse as sp
+    indptr, indices = v.csr
+    m = sp.csc_array((v.vals, indices, indptr), shape=shape).tocsr()
+    return Sparse(shape, np.ascontiguousarray(m.data), v.background,
+                  csr=(m.indptr, m.indices))
 
 
 def _same(a, b) -> bool:

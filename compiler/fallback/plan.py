@@ -234,7 +234,7 @@ class FallbackPlan:
 
     def _compressed(self, s: Sparse, vals: np.ndarray, ix, library: str):
         """A CSR or CSC result from a value held as CSR arrays (no coordinates made)."""
-        indptr, indices, _ = s.csr
+        indptr, indices = s.csr
         if self.fmt.mode_order == (1, 0):  # by columns: scipy's counting transpose
             import scipy.sparse as sp
             m = sp.csr_array((vals, indices, indptr), shape=s.shape).tocsc()

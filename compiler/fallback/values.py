@@ -130,9 +130,9 @@ def _ordered(coords, shape):
 class Sparse:
     """Entries (canonical) and their values, and the background everywhere else, held as
     keys, coordinates or (two-dimensional) CSR arrays, each computed from another on first
-    use. ``csr``: (indptr, indices, values) when the entries are known as CSR (a CSR input,
-    a matrix product, a sorted pair of coordinates): a matrix product and a CSR result use
-    them in place."""
+    use. ``csr``: (indptr, indices) when the entries are known as CSR (a CSR input, a
+    matrix product, a sorted pair of coordinates): matrix products, elementwise products and
+    sums of two matrices, and a CSR result use them in place."""
 
     __slots__ = ("shape", "dtype", "vals", "background", "_keys", "_coords", "csr")
 
@@ -164,7 +164,7 @@ class Sparse:
             if self._keys is not None:
                 self._coords = unravel(self._keys, self.shape)
             else:
-                indptr, indices, _ = self.csr
+                indptr, indices = self.csr
                 rows = np.repeat(np.arange(self.shape[0], dtype=I64), np.diff(indptr))
                 self._coords = (rows, indices.astype(I64))
         return self._coords
@@ -179,7 +179,7 @@ class Sparse:
         order, structure = found
         vals = vals[order]
         if structure is not None:
-            return cls(shape, vals, background, csr=(*structure, vals))
+            return cls(shape, vals, background, csr=structure)
         return cls(shape, vals, background, coords=tuple(c[order] for c in coords))
 
     def materialize(self, budget: Budget | None = None) -> Sparse:
