@@ -141,6 +141,15 @@ class Kernel:
     def strategy(self) -> str:
         return self.final.strategy
 
+    @property
+    def assembles_densely(self) -> bool | None:
+        """Is the result computed densely and converted (``storage.results.from_dense``:
+        a reduction, a dense-valued expression, a program of dense operands) rather than
+        assembled from entries? None for a gather stage. (The fallback assembles its
+        result the same way: ``compiler/fallback``.)"""
+        plan = self.final.plan
+        return None if plan is None else plan.assembly in ("dense", "accumulate")
+
     # --- stages ---------------------------------------------------------------------------
     def _unproved_below(self, program: Node) -> Node | None:
         """The first (innermost) operator below the root whose maps are not proved."""

@@ -199,8 +199,12 @@ class _Tier:
 
     def plan(self):
         if self._plan is None:
+            # the kernel's own choice of how its result is made (densely and converted, or
+            # from entries), which its stages decide: the fallback follows it
+            compiled = getattr(self.kernel, "kernel", self.kernel)  # (a prebuilt's kernel)
+            dense = getattr(compiled, "assembles_densely", None)
             try:
-                self._plan = FallbackPlan(self.program, self.out, self.requires)
+                self._plan = FallbackPlan(self.program, self.out, self.requires, dense)
             except Unsupported as exc:
                 self._plan = exc
         return self._plan

@@ -53,7 +53,8 @@ from sparsefold.spec.ops_reshape import Collapse, Split
 from sparsefold.storage.dense import dense_operand
 from sparsefold.storage.levels import check_range, sparse_levels
 
-__all__ = ["Context", "evaluate_node", "DenseArray", "Scalar", "UniverseMap"]
+__all__ = ["Context", "evaluate_node", "DenseArray", "Scalar", "UniverseMap", "nonzeros",
+           "operand_value"]
 
 
 class Context:
@@ -95,7 +96,7 @@ def evaluate_node(node: Node, args: list, ctx: Context):
 def operand_value(value, budget: Budget):
     """A value as an operand of another node: a sparse-valued reduction's nonzeros."""
     if isinstance(value, DenseArray) and value.sparse_valued:
-        return _nonzeros(value, budget)
+        return nonzeros(value, budget)
     return value
 
 
@@ -563,7 +564,7 @@ def eval_shape_op(node: ShapeOp, args: list, ctx: Context):
         not any(isinstance(v, Located) for v in args) and \
         (im.fill is None or _same(backgrounds[0], im.fill))
     background = backgrounds[0] if same else np.zeros((), node.dtype)[()]
-    operands = [v.materialize(budget) if same else _nonzeros(v, budget) for v in args]
+    operands = [v.materialize(budget) if same else nonzeros(v, budget) for v in args]
     coords: list[list[np.ndarray]] = [[] for _ in shape]
     vals = []
     total = 0
@@ -612,7 +613,7 @@ def _same(a, b) -> bool:
                                 bool(np.isnan(a) and np.isnan(b)))
 
 
-def _nonzeros(value, budget: Budget) -> Sparse:
+def nonzeros(value, budget: Budget) -> Sparse:
     """The nonzeros of an operand beside sparse ones whose backgrounds differ (a dense
     operand; a dense-valued expression, which the compiled kernel computes into a dense
     temporary first), as a sparse value with background 0; sparse values with background 0

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from sparsefold.compiler.fallback.contract import find_contraction, sparse_valued_reduction
-from sparsefold.compiler.fallback.evaluate import Context, evaluate_node
+from sparsefold.compiler.fallback.evaluate import Context, evaluate_node, nonzeros
 from sparsefold.compiler.fallback.values import (
     I64,
     Broadcast,
@@ -93,8 +93,14 @@ class FallbackPlan:
     the size equalities its trace assumed (checked per call, as the kernel checks them).
     Raises :class:`Unsupported` for a program it does not cover."""
 
-    def __init__(self, program: Node, out: str, requires: tuple = ()):
+    def __init__(self, program: Node, out: str, requires: tuple = (),
+                 dense_result: bool | None = None):
         self.program, self.out = program, out
+        # how the kernel makes its result, when the caller knows (a kernel's plan:
+        # ``pipeline.Kernel.assembles_densely``): computed densely and converted, or
+        # assembled from entries. None: as the fallback's own value is (a sparse value
+        # with background 0 from its entries, anything else densely)
+        self.dense_result = dense_result
         try:
             self.fmt = out_format(out, program.ndim)
         except IllFormedProgram as exc:
@@ -199,7 +205,13 @@ class FallbackPlan:
 
     def _result(self, value, ctx: Context, library: str):
         fmt, node = self.fmt, self.program
-        if isinstance(value, (Sparse, Broadcast)) and is_zero(value.background):
+        entries = isinstance(value, (Sparse, Broadcast)) and is_zero(value.background)
+        dense = not entries if self.dense_result is None else self.dense_result
+        if not dense and not fmt.is_dense and not entries:
+            # the kernel's result is a view of a value it computed densely first (a
+            # temporary): its nonzeros
+            value, entries = nonzeros(value, ctx.budget), True
+        if entries and (not dense or fmt.is_dense):
             s = value.materialize(ctx.budget)
             if s.nnz > MAX_ENTRIES:
                 raise Declined("a result of more than 2**30 entries")

@@ -67,12 +67,17 @@ def differences(compiled, fallback) -> list[str]:
 
 
 def fallback_of(jf: JitFunction, *args):
-    """(the fallback plan of ``jf``'s program for these arguments, its values dict, the
-    result library)."""
+    """(the fallback plan of ``jf``'s program for these arguments as a tiered call makes
+    it — told how the kernel assembles its result —, its values dict, the result
+    library)."""
+    from sparsefold.jit import runnable_kernel
     program, out = jf.program_for(*args)
     values = _split_values({f"a{p}": a for p, a in enumerate(args) if not _is_scalar(a)},
                            "mask")
-    plan = FallbackPlan(program, out, jf._assumed.get(program, ()))
+    requires = jf._assumed.get(program, ())
+    kernel = runnable_kernel(program, out, requires)
+    compiled = getattr(kernel, "kernel", kernel)
+    plan = FallbackPlan(program, out, requires, getattr(compiled, "assembles_densely", None))
     return plan, values, result_library(args)
 
 
