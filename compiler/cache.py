@@ -12,7 +12,8 @@ Layout of a cache root (``$SPARSEFOLD_CACHE_DIR``, else the user cache dir)::
                                     name inside one process
         manifest.json               key, versions, flags, the .so's name, size and sha256
       .locks/<module>.lock          one file lock per key: parallel processes build once
-      .build-*/                     a build in progress (renamed into place when complete)
+      .build-*/                     a build in progress (renamed into place when complete);
+                                    one left by a killed process is removed after 6 hours
       .failed-<module>/             the source of the last build that failed (kept for the bug)
 
 Writes are atomic: an entry is built in a fresh ``.build-*`` directory and renamed into place
@@ -60,6 +61,9 @@ __all__ = [
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT = 1
 _LOCK_TIMEOUT_S = 600.0  # a build takes seconds; after this long the holder is presumed stuck
+# a build directory this old is abandoned (its process was killed): the C compiler's own
+# timeout is 600 s (build.py), a lock is waited for 600 s at most
+_ABANDONED_AFTER_S = 6 * 3600.0
 _PRIVATE_BITS = stat.S_IWGRP | stat.S_IWOTH
 _OUR_PREFIXES = ("sfk_", ".build-", ".failed-", ".trash-")  # sfk_: see build.module_name_for
 
@@ -255,6 +259,7 @@ class DiskCache:
 
     def _build_and_install(self, entry: Path, expect: dict[str, object],
                            build: Callable[[Path], tuple[str, dict]]) -> Path:
+        self._sweep_abandoned()
         build_dir = Path(tempfile.mkdtemp(prefix=".build-", dir=self.root))  # created 0700
         try:
             started = time.perf_counter()
@@ -281,6 +286,23 @@ class DiskCache:
             if build_dir.exists():
                 shutil.rmtree(build_dir, ignore_errors=True)
         return entry / so_name
+
+    def _sweep_abandoned(self) -> None:
+        """Remove ``.build-*`` directories older than :data:`_ABANDONED_AFTER_S`: a process
+        killed mid-build leaves its private build directory (never an entry); a live
+        build is done, or has timed out, long before that age."""
+        cutoff = time.time() - _ABANDONED_AFTER_S
+        try:
+            children = list(self.root.iterdir())
+        except OSError:
+            return
+        for child in children:
+            try:
+                if child.name.startswith(".build-") and not child.is_symlink() and \
+                        child.is_dir() and child.stat().st_mtime < cutoff:
+                    _remove_tree(child)
+            except OSError:
+                continue  # removed meanwhile by another process
 
     def entries(self) -> list[EntryInfo]:
         """Every entry and leftover build directory under the root, oldest first."""

@@ -253,10 +253,13 @@ def test_a_process_killed_mid_build_leaves_no_entry(fresh):
         child.send_signal(signal.SIGKILL)
         child.wait(60)
     assert entries(fresh) == []  # only its private build directory is left
+    (left,) = [p for p in fresh.iterdir() if p.name.startswith(".build-")]
+    os.utime(left, (0, 0))  # as if long ago: the next build sweeps it
     done = subprocess.run([sys.executable, str(CHILD), "call-wait", repr(c)], env=env,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0 and done.stdout.split()[0] == "ok", done.stdout + done.stderr
     intact(fresh)
+    assert not left.exists()
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
