@@ -82,9 +82,15 @@ def fallback_of(jf: JitFunction, *args):
 
 
 def run_both(fn, *args, out=None):
-    """(the compiled kernel's result, the fallback's) for ``fn`` on ``args``."""
+    """(the compiled kernel's result, the fallback's, each as the call returns it: a
+    pydata result of filled inputs gets its fill) for ``fn`` on ``args``."""
+    from sparsefold.jit import _with_result_fill
+    from sparsefold.spec.fills import has_fill
     jf = JitFunction(fn, out, wait=True)
     with np.errstate(all="ignore"):
         compiled = jf(*args)
     plan, values, library = fallback_of(jf, *args)
-    return compiled, plan(values, library)
+    got = plan(values, library)
+    if has_fill(plan.program):
+        got = _with_result_fill(plan.program, values, got)
+    return compiled, got

@@ -154,6 +154,20 @@ def test_pydata_inputs_agree():
         assert differences(compiled, fallback) == []
 
 
+def test_filled_pydata_inputs_agree():
+    """A fill value that is not 0 (``where(present, stored, fill)`` in the program) and the
+    result's fill, as the call hands it back."""
+    import sparse
+    dense = _inputs("dense", shape=(5, 4), seed=3)
+    a = sparse.COO.from_numpy(np.where(dense == 0, 2.0, dense), fill_value=2.0)
+    b = sparse.COO.from_numpy(dense)
+    for fn in (lambda x, y: x + y, lambda x, y: x * y, lambda x, y: x.T,
+               lambda x, y: sf.sum(x, axis=0), lambda x, y: sf.concat([x, x])):
+        compiled, fallback = run_both(fn, a, b)
+        assert differences(compiled, fallback) == []
+        assert getattr(compiled, "fill_value", None) == getattr(fallback, "fill_value", None)
+
+
 def test_results_keep_the_kernels_entries():
     """The entries are the zero algebra's, not the nonzeros: stored zeros of an input, a
     product's structural zeros (a sum that cancels), arithmetic results of 0; a
