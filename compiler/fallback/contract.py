@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sparsefold.compiler.fallback.located import DenseArray, operand_value
 from sparsefold.compiler.fallback.values import (
     I64,
     Broadcast,
@@ -84,7 +85,6 @@ class Contraction:
         return self.x, self.y
 
     def run(self, ctx):
-        from sparsefold.compiler.fallback.evaluate import operand_value
         budget = ctx.budget
         x = operand_value(ctx.values[id(self.x)], budget)
         y = operand_value(ctx.values[id(self.y)], budget)
@@ -121,7 +121,6 @@ class Contraction:
         order = list(self.i) + list(self.j)
         present = [d for d in kept if d in order]
         result = np.transpose(product, [order.index(d) for d in present])
-        from sparsefold.compiler.fallback.evaluate import DenseArray
         sparse_valued = sparse_x and sparse_y and id(node) in ctx.sparse_valued
         return DenseArray(np.ascontiguousarray(result).reshape(out_shape), sparse_valued)
 

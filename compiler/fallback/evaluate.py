@@ -28,6 +28,20 @@ from __future__ import annotations
 
 import numpy as np
 
+from sparsefold.compiler.fallback.located import (
+    Coordinate,
+    DenseArray,
+    MapLocated,
+    Scalar,
+    ShapeLocated,
+    UniverseMap,
+    apply,
+    nonzeros,
+    operand_value,
+    projected,
+    spread,
+)
+from sparsefold.compiler.fallback.matrices import matrices
 from sparsefold.compiler.fallback.values import (
     I64,
     Broadcast,
@@ -47,14 +61,11 @@ from sparsefold.spec.compute import Input, Iota, Literal, Map, Reduce, SizeOf
 from sparsefold.spec.formats import Format
 from sparsefold.spec.functions import get_monoid
 from sparsefold.spec.ir import Node, ShapeOp
-from sparsefold.spec.ops_axes import BroadcastTo, ExpandDims, PermuteDims, Squeeze
-from sparsefold.spec.ops_concat import Concat
-from sparsefold.spec.ops_reshape import Collapse, Split
+from sparsefold.spec.ops_axes import BroadcastTo, PermuteDims
 from sparsefold.storage.dense import dense_operand
 from sparsefold.storage.levels import check_range, sparse_levels
 
-__all__ = ["Context", "evaluate_node", "DenseArray", "Scalar", "UniverseMap", "nonzeros",
-           "operand_value"]
+__all__ = ["Context", "evaluate_node", "combine_background"]
 
 
 class Context:
@@ -91,202 +102,6 @@ def evaluate_node(node: Node, args: list, ctx: Context):
     if isinstance(node, ShapeOp):
         return eval_shape_op(node, args, ctx)
     raise Declined(f"{type(node).__name__} is not evaluated by the fallback")
-
-
-def operand_value(value, budget: Budget):
-    """A value as an operand of another node: a sparse-valued reduction's nonzeros."""
-    if isinstance(value, DenseArray) and value.sparse_valued:
-        return nonzeros(value, budget)
-    return value
-
-
-# --- located values ------------------------------------------------------------------------
-
-class DenseArray(Located):
-    """A NumPy array (a dense input, a reduction's result). ``sparse_valued``: a reduction
-    the compiled kernels treat as sparse (a product of two sparse operands in which one
-    keeps an axis of its own, ``A @ s``): computed densely, but an operand of the rest of
-    the program through its nonzeros, as the kernels' sparse temporary of it is."""
-
-    __slots__ = ("array", "sparse_valued")
-
-    def __init__(self, array: np.ndarray, sparse_valued: bool = False):
-        super().__init__(array.shape, array.dtype)
-        self.array = array
-        self.sparse_valued = sparse_valued
-
-    def at(self, coords):
-        return self.array[tuple(coords)] if self.shape else self.array[()]
-
-    def full(self, budget):
-        return self.array
-
-
-class Scalar(Located):
-    """A literal or a size: one value everywhere (a 0-d node)."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, shape, dtype, value):
-        super().__init__(shape, dtype)
-        self.value = value
-
-    def operand(self, coords):
-        return self.value  # a weak literal stays a Python scalar (NEP 50)
-
-    def whole(self, budget):
-        return self.value
-
-    def at(self, coords):
-        return np.asarray(self.value, self.dtype)
-
-    def full(self, budget):
-        return np.asarray(self.value, self.dtype)
-
-
-class Coordinate(Located):
-    """``Iota``: each element's coordinate along ``axis``."""
-
-    __slots__ = ("axis",)
-
-    def __init__(self, shape, dtype, axis):
-        super().__init__(shape, dtype)
-        self.axis = axis
-
-    def at(self, coords):
-        return np.asarray(coords[self.axis], self.dtype)
-
-    def full(self, budget):
-        budget.dense(self.shape, self.dtype, "iota")
-        return np.indices(self.shape, dtype=self.dtype)[self.axis] if self.shape else \
-            np.zeros((), self.dtype)
-
-
-def _projected(coords, arg_shape: tuple[int, ...], shape: tuple[int, ...]):
-    """An argument's coordinates under a map's broadcasting (right-aligned; size-1 axes of
-    the argument read at 0)."""
-    lead = len(shape) - len(arg_shape)
-    return tuple(np.zeros((), I64) if arg_shape[d] == 1 and shape[d + lead] != 1
-                 else coords[d + lead] for d in range(len(arg_shape)))
-
-
-def _apply(node: Map, operands) -> np.ndarray:
-    try:
-        out = node.fn.impl(*operands)
-    except (ValueError, ZeroDivisionError) as exc:  # the data's fault: the kernel reports it
-        raise Declined(f"{node.fn.name}: {exc}") from None
-    return np.asarray(out).astype(node.dtype, copy=False)
-
-
-class MapLocated(Located):
-    """A map of located arguments."""
-
-    __slots__ = ("node", "args")
-
-    def __init__(self, node: Map, args: list, shape):
-        super().__init__(shape, node.dtype)
-        self.node, self.args = node, args
-
-    def at(self, coords):
-        ops = [a.operand(_projected(coords, a.shape, self.shape)) for a in self.args]
-        return _apply(self.node, ops)
-
-    def full(self, budget):
-        budget.dense(self.shape, self.dtype, f"map {self.node.fn.name}")
-        out = _apply(self.node, [a.whole(budget) for a in self.args])
-        return np.broadcast_to(out, self.shape) if out.shape != self.shape else out
-
-
-class UniverseMap(MapLocated):
-    """A map over sparse arguments that is not a constant where they store nothing (a
-    located, non-literal argument takes part: ``A + x``): dense-valued. Read where needed;
-    computed everywhere as ``f`` of the sparse arguments' backgrounds and the located ones,
-    then overwritten at the sparse arguments' entries."""
-
-    __slots__ = ()
-
-    def full(self, budget):
-        budget.dense(self.shape, self.dtype, f"dense-valued map {self.node.fn.name}")
-        sparse = [a for a in self.args if isinstance(a, (Sparse, Broadcast))]
-        ops = [np.asarray(a.background, a.dtype) if isinstance(a, (Sparse, Broadcast))
-               else a.whole(budget) for a in self.args]
-        out = np.array(np.broadcast_to(_apply(self.node, ops), self.shape))
-        spread = [_spread(a, self.shape, budget) for a in sparse]
-        keys, _ = union([s.materialize(budget) for s in spread])
-        if keys.shape[0]:
-            coords = unravel(keys, self.shape)
-            out[coords] = self.at(coords)
-        return out
-
-
-def _spread(value, shape, budget: Budget):
-    """A sparse argument of a map, repeated to the map's shape when it is smaller."""
-    if value.shape == shape:
-        return value
-    base = value.materialize(budget)
-    lead = len(shape) - len(base.shape)
-    stretched = tuple(d + lead for d in range(len(base.shape))
-                      if base.shape[d] == 1 and shape[d + lead] != 1)
-    return Broadcast(base, shape, stretched)
-
-
-class ShapeLocated(Located):
-    """A shape operator over located operands: gathered through its backward maps."""
-
-    __slots__ = ("node", "operands", "env", "pieces", "fill")
-
-    def __init__(self, node: ShapeOp, operands: list, shape, env):
-        super().__init__(shape, node.dtype)
-        self.node, self.operands, self.env = node, operands, env
-        im = node.index_map()
-        self.pieces, self.fill = im.pieces, im.fill
-
-    def at(self, coords):
-        coords = tuple(np.asarray(c, I64) for c in coords)
-        n = np.broadcast(*coords).shape if coords else ()
-        grid = dict(self.env)
-        grid.update(sz.out_binding(coords))
-        out = np.empty(n, self.dtype) if self.fill is None else np.full(n, self.fill,
-                                                                        self.dtype)
-        for piece in self.pieces:
-            mask = np.broadcast_to(np.asarray(sz.evaluate(piece.guard, grid), bool), n)
-            if not mask.any():
-                continue
-            src = [np.broadcast_to(np.asarray(sz.evaluate(b, grid), I64), n)[mask]
-                   for b in piece.backward]
-            out[mask] = self.operands[piece.operand].at(tuple(src))
-        return out
-
-    def full(self, budget):
-        node = self.node
-        quick = self._numpy(budget)
-        if quick is not None:
-            return quick
-        budget.dense(self.shape, self.dtype, type(node).__name__.lower())
-        if not self.shape:
-            return np.asarray(self.at(()), self.dtype)
-        grid = np.indices(self.shape, sparse=True)
-        return np.asarray(self.at(tuple(np.broadcast_arrays(*grid))), self.dtype)
-
-    def _numpy(self, budget):
-        """NumPy's own view or copy for the common operators (a broadcast stays a view)."""
-        node, ops = self.node, self.operands
-        if isinstance(node, BroadcastTo):
-            return np.broadcast_to(ops[0].full(budget), self.shape)
-        if isinstance(node, ExpandDims):
-            return np.expand_dims(ops[0].full(budget), node.axis % len(self.shape))
-        if isinstance(node, Squeeze):
-            return np.squeeze(ops[0].full(budget), axis=tuple(node.axes))
-        if isinstance(node, PermuteDims):
-            return np.transpose(ops[0].full(budget), node.perm)
-        if isinstance(node, (Collapse, Split)):
-            budget.dense(self.shape, self.dtype, "reshape")
-            return np.reshape(ops[0].full(budget), self.shape)
-        if isinstance(node, Concat):
-            budget.dense(self.shape, self.dtype, "concat")
-            return np.concatenate([o.full(budget) for o in ops], axis=node.axis).astype(
-                self.dtype, copy=False)
-        return None
 
 
 # --- one function per node kind -------------------------------------------------------------
@@ -345,7 +160,7 @@ def eval_map(node: Map, args: list, ctx: Context):
     sparse = [d for d, v in enumerate(args) if isinstance(v, (Sparse, Broadcast))]
     if not sparse:
         return MapLocated(node, args, shape)
-    args = [_spread(v, shape, ctx.budget) if d in sparse else v for d, v in enumerate(args)]
+    args = [spread(v, shape, ctx.budget) if d in sparse else v for d, v in enumerate(args)]
     fn = node.fn
     floats = node.dtype.kind in "fc" or any(a.dtype.kind in "fc" for a in node.args)
     annihilating = [d for d in sparse if d in fn.annihilates and is_zero(args[d].background)]
@@ -361,30 +176,30 @@ def eval_map(node: Map, args: list, ctx: Context):
             driver = args[d0]
             coords = driver.coords if any(not isinstance(node.args[d], Literal)
                                           for d in range(len(args)) if d != d0) else ()
-            ops = [driver.vals if d == d0 else v.operand(_projected(coords, v.shape, shape))
+            ops = [driver.vals if d == d0 else v.operand(projected(coords, v.shape, shape))
                    for d, v in enumerate(args)]
-            return _like(driver, _sized(_apply(node, ops), driver.nnz))
+            return _like(driver, _sized(apply(node, ops), driver.nnz))
         if len(sparse) == 2 and not located:
-            quick = _matrices(node, args)
+            quick = matrices(node, args)
             if quick is not None:
                 return quick
         keys, found = intersection([args[d] for d in annihilating], budget)
         coords = unravel(keys, shape)
         ops = [found[annihilating.index(d)] if d in annihilating else
-               v.operand(_projected(coords, v.shape, shape)) for d, v in enumerate(args)]
-        return Sparse(shape, _sized(_apply(node, ops), keys.shape[0]), 0, keys=keys,
+               v.operand(projected(coords, v.shape, shape)) for d, v in enumerate(args)]
+        return Sparse(shape, _sized(apply(node, ops), keys.shape[0]), 0, keys=keys,
                       coords=coords)
     if any(not isinstance(node.args[d], Literal) for d in located):
         return UniverseMap(node, args, shape)
-    background = _apply(node, [args[d].background if d in sparse else args[d].operand(())
+    background = apply(node, [args[d].background if d in sparse else args[d].operand(())
                                for d in range(len(args))])[()]
     if len(sparse) == 1 and isinstance(args[sparse[0]], Sparse):  # its own entries
         (d0,) = sparse
         v0 = args[d0]
         ops = [v0.vals if d == d0 else v.operand(()) for d, v in enumerate(args)]
-        return _like(v0, _sized(_apply(node, ops), v0.nnz), background)
+        return _like(v0, _sized(apply(node, ops), v0.nnz), background)
     if len(sparse) == 2 and not located and is_zero(background):
-        quick = _matrices(node, args)
+        quick = matrices(node, args)
         if quick is not None:
             return quick
     materialized = {d: args[d].materialize(budget) for d in sparse}
@@ -393,74 +208,13 @@ def eval_map(node: Map, args: list, ctx: Context):
     n = keys.shape[0]
     ops = [spread_values(materialized[d], positions[sparse.index(d)], n)
            if d in materialized else v.operand(()) for d, v in enumerate(args)]
-    return Sparse(shape, _sized(_apply(node, ops), n), background, keys=keys)
+    return Sparse(shape, _sized(apply(node, ops), n), background, keys=keys)
 
 
 def _like(value: Sparse, vals: np.ndarray, background=0) -> Sparse:
     """New values on ``value``'s entries (its keys, coordinates, CSR arrays shared)."""
     return Sparse(value.shape, vals, background, keys=value._keys, coords=value._coords,
                   csr=value.csr)
-
-
-_SCIPY_OPS = {"add": lambda x, y: x + y, "subtract": lambda x, y: x - y,
-              "multiply": lambda x, y: x.multiply(y)}
-_SCIPY_FAST = frozenset(np.dtype(t) for t in ("int32", "int64", "float32", "float64",
-                                              "complex64", "complex128"))
-
-
-def _csr_structure(v: Sparse) -> tuple[np.ndarray, np.ndarray]:
-    if v.csr is not None:
-        return v.csr
-    rows, cols = v.coords
-    indptr = np.zeros(v.shape[0] + 1, dtype=I64)
-    np.cumsum(np.bincount(rows, minlength=v.shape[0]), out=indptr[1:])
-    return indptr, cols
-
-
-def _matrices(node: Map, args: list) -> Sparse | None:
-    """``x + y``, ``x - y``, ``x * y`` of two matrices' entries by scipy's row merges (a
-    few times faster than merging keys) when scipy computes what the zero algebra gives:
-    both operands plain and of the result's dtype, and no entry of the result 0 (scipy
-    drops those; the kernels keep them): checked against the boolean structure's count,
-    unless every value is positive (no sum or product is then 0). None: not so."""
-    name = node.fn.name
-    x, y = args
-    if name not in _SCIPY_OPS or len(node.shape) != 2 or not (
-            isinstance(x, Sparse) and isinstance(y, Sparse)) or not (
-            x.dtype == y.dtype == node.dtype and node.dtype in _SCIPY_FAST) or not (
-            is_zero(x.background) and is_zero(y.background)):
-        return None
-    import scipy.sparse as sp
-    shape = x.shape
-
-    def matrix(v, data):
-        if isinstance(v, Sparse):
-            indptr, indices = _csr_structure(v)
-        else:  # a scipy result: its structure as booleans
-            indptr, indices, data = v.indptr, v.indices, np.ones(v.nnz, dtype=bool)
-        m = sp.csr_array((data, indices, indptr), shape=shape)
-        m.has_canonical_format = True  # (the entries are canonical: scipy merges rows)
-        return m
-    result = _SCIPY_OPS[name](matrix(x, x.vals), matrix(y, y.vals))
-    positive = name != "subtract" and node.dtype.kind in "if" and x.nnz and y.nnz and \
-        bool(np.all(x.vals > 0)) and bool(np.all(y.vals > 0)) and (
-            name == "add" or float(x.vals.min()) * float(y.vals.min()) > 0)
-    vals = np.ascontiguousarray(result.data, dtype=node.dtype)
-    if not positive:
-        ones = [matrix(v, np.ones(v.nnz, dtype=bool)) for v in (x, y)]
-        entries = ones[0].multiply(ones[1]) if name == "multiply" else ones[0] + ones[1]
-        entries.has_canonical_format = True
-        if result.nnz != entries.nnz:
-            # scipy dropped the entries that came out 0 (``A - A.T`` on the diagonal):
-            # the entries are the structure's, 0 where scipy has none
-            at = sp.csr_array((np.arange(1, entries.nnz + 1, dtype=I64), entries.indices,
-                               entries.indptr), shape=shape)
-            at.has_canonical_format = True
-            found = sp.csr_array(at.multiply(matrix(result, None)))  # (result: canonical)
-            vals = np.zeros(entries.nnz, dtype=node.dtype)
-            vals[found.data - 1] = result.data
-            result = entries
-    return Sparse(shape, vals, 0, csr=(result.indptr, result.indices))
 
 
 def _sized(values: np.ndarray, n: int) -> np.ndarray:
@@ -613,14 +367,3 @@ def _same(a, b) -> bool:
                                 bool(np.isnan(a) and np.isnan(b)))
 
 
-def nonzeros(value, budget: Budget) -> Sparse:
-    """The nonzeros of an operand beside sparse ones whose backgrounds differ (a dense
-    operand; a dense-valued expression, which the compiled kernel computes into a dense
-    temporary first), as a sparse value with background 0; sparse values with background 0
-    as they are."""
-    if isinstance(value, (Sparse, Broadcast)) and is_zero(value.background):
-        return value.materialize(budget)
-    dense = np.asarray(value.full(budget))
-    coords = tuple(c.astype(I64) for c in np.nonzero(dense))
-    vals = dense[coords] if dense.ndim else dense.reshape(-1)[:0]
-    return Sparse(dense.shape, np.ascontiguousarray(vals), 0, coords=coords)

@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 
 from sparsefold.compiler.fallback.contract import find_contraction, sparse_valued_reduction
-from sparsefold.compiler.fallback.evaluate import Context, evaluate_node, nonzeros
+from sparsefold.compiler.fallback.evaluate import Context, evaluate_node
+from sparsefold.compiler.fallback.located import nonzeros
 from sparsefold.compiler.fallback.values import (
     I64,
     Broadcast,
