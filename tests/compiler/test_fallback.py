@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given
+from hypothesis import given, settings
 
 import sparsefold as sf
 from sparsefold.benchmarks import compute
@@ -88,15 +88,22 @@ SHAPE_PROGRAMS = [
 ]
 
 
-# input format, result format: each input format once, each result format at least once
-# (a grid of all of them would compile five times as many kernels for little more)
+# (input format, result format) pairs: each program meets two of them, in turn, so that
+# every input and result format meets every operator (a grid of all of them would compile
+# five times as many kernels — a few CI minutes — for little more)
 LAYOUTS = [("csr", None), ("csc", "csr"), ("coo", "coo"), ("dense", "csc"),
            ("csr", "dense")]
 
 
-@pytest.mark.parametrize("fmt,out", LAYOUTS, ids=[f"{f}-{o}" for f, o in LAYOUTS])
-@pytest.mark.parametrize("name,fn,arity", SHAPE_PROGRAMS, ids=[p[0] for p in SHAPE_PROGRAMS])
-def test_shape_operators_agree_with_their_kernels(name, fn, arity, fmt, out):
+def _layouts(programs):
+    return [(p, LAYOUTS[(k + s) % len(LAYOUTS)]) for k, p in enumerate(programs)
+            for s in (0, 2)]
+
+
+@pytest.mark.parametrize("program,layout", _layouts(SHAPE_PROGRAMS),
+                         ids=[f"{p[0]}-{f}-{o}" for p, (f, o) in _layouts(SHAPE_PROGRAMS)])
+def test_shape_operators_agree_with_their_kernels(program, layout):
+    (_, fn, arity), (fmt, out) = program, layout
     args = [_inputs(fmt, seed=s) for s in range(arity)]
     compiled, fallback = run_both(fn, *args, out=out)
     assert differences(compiled, fallback) == []
@@ -127,9 +134,10 @@ COMPUTE_PROGRAMS = [  # over a, b: (7, 6) in one format; x: 6 values, y: 7 (dens
 ]
 
 
-@pytest.mark.parametrize("fmt,out", LAYOUTS[:4], ids=[f"{f}-{o}" for f, o in LAYOUTS[:4]])
-@pytest.mark.parametrize("name,fn", COMPUTE_PROGRAMS, ids=[p[0] for p in COMPUTE_PROGRAMS])
-def test_maps_reductions_and_products_agree_with_their_kernels(name, fn, fmt, out):
+@pytest.mark.parametrize("program,layout", _layouts(COMPUTE_PROGRAMS),
+                         ids=[f"{p[0]}-{f}-{o}" for p, (f, o) in _layouts(COMPUTE_PROGRAMS)])
+def test_maps_reductions_and_products_agree_with_their_kernels(program, layout):
+    (_, fn), (fmt, out) = program, layout
     a, b = _inputs(fmt, seed=1), _inputs(fmt, seed=2)
     compiled, fallback = run_both(fn, a, b, np.arange(6.0), np.arange(7.0) - 3, out=out)
     assert differences(compiled, fallback) == []
@@ -262,6 +270,7 @@ _DATA_REASONS = ("holds a NaN or an infinity", "over a zero-length axis",
                  "precondition does not hold")
 
 
+@settings(max_examples=min(30, settings.default.max_examples))  # each compiles a kernel
 @given(programs())
 def test_random_programs_agree_with_their_kernels(p):
     jf = JitFunction(p, p.out, wait=True)
