@@ -207,6 +207,8 @@ class _Tier:
                 self._plan = FallbackPlan(self.program, self.out, self.requires, dense)
             except Unsupported as exc:
                 self._plan = exc
+            except Exception as exc:  # noqa: BLE001 - a fallback bug: the kernel answers
+                self._plan = Unsupported(f"{type(exc).__name__}: {exc}")
         return self._plan
 
     def schedule(self, key: tuple, values: dict, missing: build.WouldBuild) -> _Job:
