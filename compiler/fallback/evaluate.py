@@ -16,7 +16,9 @@ Conventions, stated once:
   literal and background values), else the **union** of its sparse arguments' entries,
   with background ``f`` of theirs — unless a located argument that is not a literal takes
   part, which makes the map dense-valued (a :class:`UniverseMap`: read where needed, or
-  computed everywhere from the backgrounds and overwritten at the entries).
+  computed everywhere from the backgrounds and overwritten at the entries). A map of one
+  sparse operand keeps its entries; ``x + y``, ``x - y``, ``x * y`` of two matrices take
+  scipy's row merges (``matrices.py``); any other merges sorted keys (``values.py``).
 * A reduction accumulates entries per output cell (``ufunc.at``; ``bincount`` for float64
   sums) into a dense result, and combines the background once per coordinate no entry
   covers; ``sum(X * Y)`` that is a matrix product goes to ``contract.py``.
