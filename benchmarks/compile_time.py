@@ -74,7 +74,8 @@ def measure(names: list[str] | None = None) -> list[dict]:
             for mode in ("fresh", "warm"):
                 with tempfile.TemporaryDirectory(prefix="sf-compile-time-") as cache:
                     env = dict(os.environ, SPARSEFOLD_CACHE_DIR=cache, SPARSEFOLD_PREBUILT="0",
-                               SPARSEFOLD_NUM_THREADS="1")
+                               SPARSEFOLD_NUM_THREADS="1",
+                               SPARSEFOLD_TIERED="0")
                     found = _child(program.name, mode, env)
                 row[f"{mode}_s"] = found["wall"]
                 if mode == "warm":

@@ -31,6 +31,13 @@ Public API
     Ahead-of-time modules (``compiler/aot.py``): functions built from a source elsewhere,
     registered under the sha256 of that source, are used instead of compiling it;
     ``prebuilt_only`` makes a miss raise :class:`NotPrebuilt` instead of building.
+``no_build() / WouldBuild``
+    Within ``no_build()`` (this thread or task), ``load_module`` serves what is loaded,
+    prebuilt or intact in the disk cache, and raises :class:`WouldBuild` (carrying the
+    source) instead of running Cython and the C compiler — also when another thread of
+    this process is building or loading that source right now, so the caller never waits
+    for a build. Tiered calls (``sparsefold.tiering``) probe kernels this way and build
+    what is missing in the background.
 
 Contract for generated sources
 ------------------------------
@@ -85,7 +92,7 @@ __all__ = [
     "COMPILER_VERSION", "clear_memory_cache", "NotPrebuilt", "register_prebuilt",
     "prebuilt_only", "source_digest", "OPENMP_FLAGS", "openmp_flags", "active_cflags",
     "numpy_include", "requested_openmp", "ensure_runtime", "RUNTIME_CFLAGS",
-    "runtime_defines", "build_log",
+    "runtime_defines", "build_log", "no_build", "WouldBuild",
 ]
 
 # The compiler's version: printed in every kernel's header and recorded in every cache entry.
@@ -370,6 +377,20 @@ def _logged(build, load):
     return logged_build, logged_load
 
 
+def _after_fork_in_child() -> None:
+    """A forked child gets this process's locks in whatever state they were, held by
+    threads it does not have (a background build holds its source's lock and Cython's):
+    it starts with fresh ones, and no module built by a thread it does not have."""
+    global _key_locks_guard, _stats_lock, _cython_lock, _prebuilt_lock
+    _key_locks_guard, _stats_lock, _cython_lock, _prebuilt_lock = (
+        threading.Lock(), threading.Lock(), threading.Lock(), threading.Lock())
+    _key_locks.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def _count(name: str) -> None:
     with _stats_lock:
         _stats[name] += 1
@@ -404,16 +425,79 @@ def load_module(source: str, *, name_hint: str = "kernel") -> types.ModuleType:
     if module is None:
         with _key_locks_guard:
             lock = _key_locks.setdefault(memo, threading.Lock())
-        with lock:
+        probing = _NO_BUILD.get()
+        # a probe never waits: a thread holding the lock may be compiling this source
+        if not lock.acquire(blocking=not probing):
+            raise WouldBuild(source, name_hint)
+        try:
             module = _by_source.get(memo)
             if module is None:
                 module = _from_prebuilt(source)
                 if module is None:
-                    module = _load_uncached(source, name_hint)
+                    module = _load_cached(source, name_hint) if probing else \
+                        _load_uncached(source, name_hint)
                 _by_source[memo] = module
                 return module
+        finally:
+            lock.release()
     _count("memory_hits")
     return module
+
+
+# -- probing without building (tiered calls: sparsefold/tiering.py) -----------------------
+
+class WouldBuild(Exception):
+    """Inside :func:`no_build`: serving ``source`` needs Cython and the C compiler (it is
+    not loaded, not prebuilt and not intact in the disk cache), or another thread of this
+    process is building or loading it. Not an error of the program or the data: the caller
+    decides whether to build it (``load_module`` outside ``no_build``)."""
+
+    def __init__(self, source: str, name_hint: str):
+        super().__init__(f"kernel {name_hint!r} is not built yet")
+        self.source, self.name_hint = source, name_hint
+
+
+_NO_BUILD: contextvars.ContextVar[bool] = contextvars.ContextVar("sparsefold_no_build",
+                                                                default=False)
+
+
+@contextlib.contextmanager
+def no_build():
+    """Within the block (this thread or task), :func:`load_module` raises
+    :class:`WouldBuild` instead of compiling, and instead of waiting for another thread's
+    build of the same source; what is loaded, prebuilt or intact on disk is served."""
+    token = _NO_BUILD.set(True)
+    try:
+        yield
+    finally:
+        _NO_BUILD.reset(token)
+
+
+def _load_cached(source: str, name_hint: str) -> types.ModuleType:
+    """The module of ``source`` from an intact disk-cache entry, else :class:`WouldBuild`.
+
+    Read without the entry's file lock, as a read-only cache root is: an entry appears by an
+    atomic rename of a complete directory, is never modified in place, and its shared
+    object's name is unique per build, so a reader sees a complete entry or none (one
+    removed while it is read fails to import, and counts as missing)."""
+    key = kernel_key(source, name_hint=name_hint)
+    module_name = module_name_for(key, name_hint)
+    expect = {"key": key, "module": module_name, **environment_fields()}
+    disk = _primary_cache()
+    if disk is None:
+        disk = _cache.existing_fallback_cache()
+    if disk is not None:
+        entry = disk.entry(module_name)
+        if _cache.verify_entry(entry, expect) is None:
+            try:
+                so_path = entry / _cache.read_manifest(entry)["so"]
+                module = _import_extension(module_name, so_path)
+            except (ImportError, OSError, ValueError, KeyError):
+                pass  # removed or replaced meanwhile, or does not load here: not served
+            else:
+                _count("disk_hits")
+                return module
+    raise WouldBuild(source, name_hint)
 
 
 # -- prebuilt (ahead-of-time) modules: DESIGN §3.7, compiler/aot.py ----------------------

@@ -12,7 +12,8 @@ Layout of a cache root (``$SPARSEFOLD_CACHE_DIR``, else the user cache dir)::
                                     name inside one process
         manifest.json               key, versions, flags, the .so's name, size and sha256
       .locks/<module>.lock          one file lock per key: parallel processes build once
-      .build-*/                     a build in progress (renamed into place when complete)
+      .build-*/                     a build in progress (renamed into place when complete);
+                                    one left by a killed process is removed after 6 hours
       .failed-<module>/             the source of the last build that failed (kept for the bug)
       .pch/<key>/Python.h.gch       a precompiled Python.h per C compiler and flags (build.py)
 
@@ -54,12 +55,16 @@ from sparsefold.spec.errors import InternalError
 
 __all__ = [
     "CacheUnusable", "CacheWarning", "DiskCache", "EntryInfo", "MANIFEST", "MANIFEST_FORMAT",
-    "default_root", "fallback_cache", "open_cache", "verify_entry", "add_parser", "run",
+    "default_root", "fallback_cache", "existing_fallback_cache", "open_cache", "verify_entry",
+    "read_manifest", "add_parser", "run",
 ]
 
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT = 1
 _LOCK_TIMEOUT_S = 600.0  # a build takes seconds; after this long the holder is presumed stuck
+# a build directory this old is abandoned (its process was killed): the C compiler's own
+# timeout is 600 s (build.py), a lock is waited for 600 s at most
+_ABANDONED_AFTER_S = 6 * 3600.0
 _PRIVATE_BITS = stat.S_IWGRP | stat.S_IWOTH
 # sfk_: see build.module_name_for; .pch: build.py's precompiled Python.h
 _OUR_PREFIXES = ("sfk_", ".build-", ".failed-", ".trash-", ".pch")
@@ -155,8 +160,12 @@ def verify_entry(entry: Path, expect: dict[str, object]) -> str | None:
     return None
 
 
-def _read_manifest(entry: Path) -> dict:
+def read_manifest(entry: Path) -> dict:
+    """The manifest of a cache entry (check the entry with :func:`verify_entry` first)."""
     return json.loads((entry / MANIFEST).read_text(encoding="utf-8"))
+
+
+_read_manifest = read_manifest
 
 
 def _remove_tree(path: Path) -> None:
@@ -252,6 +261,7 @@ class DiskCache:
 
     def _build_and_install(self, entry: Path, expect: dict[str, object],
                            build: Callable[[Path], tuple[str, dict]]) -> Path:
+        self._sweep_abandoned()
         build_dir = Path(tempfile.mkdtemp(prefix=".build-", dir=self.root))  # created 0700
         try:
             started = time.perf_counter()
@@ -278,6 +288,23 @@ class DiskCache:
             if build_dir.exists():
                 shutil.rmtree(build_dir, ignore_errors=True)
         return entry / so_name
+
+    def _sweep_abandoned(self) -> None:
+        """Remove ``.build-*`` directories older than :data:`_ABANDONED_AFTER_S`: a process
+        killed mid-build leaves its private build directory (never an entry); a live
+        build is done, or has timed out, long before that age."""
+        cutoff = time.time() - _ABANDONED_AFTER_S
+        try:
+            children = list(self.root.iterdir())
+        except OSError:
+            return
+        for child in children:
+            try:
+                if child.name.startswith(".build-") and not child.is_symlink() and \
+                        child.is_dir() and child.stat().st_mtime < cutoff:
+                    _remove_tree(child)
+            except OSError:
+                continue  # removed meanwhile by another process
 
     def entries(self) -> list[EntryInfo]:
         """Every entry and leftover build directory under the root, oldest first."""
@@ -351,6 +378,13 @@ def fallback_cache() -> DiskCache:
             root = Path(tempfile.mkdtemp(prefix="sparsefold-cache-"))
             atexit.register(shutil.rmtree, root, ignore_errors=True)
             _fallback = DiskCache(root, temporary=True)
+        return _fallback
+
+
+def existing_fallback_cache() -> DiskCache | None:
+    """This process's private temporary cache if :func:`fallback_cache` made one, else
+    None (looking up an entry must not create it)."""
+    with _fallback_guard:
         return _fallback
 
 

@@ -41,11 +41,17 @@ from sparsefold.storage.dense import dense_operand
 from sparsefold.storage.levels import canonical_order, sparse_levels
 from sparsefold.storage.results import compress, from_dense, wrap_levels
 
-__all__ = ["GatherStage", "EntryCoordinates", "gather_format", "serves"]
+__all__ = ["GatherStage", "EntryCoordinates", "gather_format", "serves", "load_gather_kernels"]
+
 
 def _module():
     """The compiled maps (``outer_count``, ``inner_fill``, ...): the shared runtime's."""
     return ensure_runtime()
+
+
+def load_gather_kernels() -> None:
+    """Load (or build) the module every gather stage runs (``pipeline.Kernel.build_for``)."""
+    _module()
 
 
 def serves(fmt: Format) -> bool:

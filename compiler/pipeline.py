@@ -149,6 +149,15 @@ class Kernel:
     def strategy(self) -> str:
         return self.final.strategy
 
+    @property
+    def assembles_densely(self) -> bool | None:
+        """Is the result computed densely and converted (``storage.results.from_dense``:
+        a reduction, a dense-valued expression, a program of dense operands) rather than
+        assembled from entries? None for a gather stage. (The fallback assembles its
+        result the same way: ``compiler/fallback``.)"""
+        plan = self.final.plan
+        return None if plan is None else plan.assembly in ("dense", "accumulate")
+
     # --- stages ---------------------------------------------------------------------------
     def _unproved_below(self, program: Node) -> Node | None:
         """The first (innermost) operator below the root whose maps are not proved."""
@@ -285,7 +294,27 @@ class Kernel:
     def source_for(self, values: dict[str, Any], out_index: str = "int32") -> str:
         """The Cython this kernel runs on ``values`` (index widths as for these arrays,
         int32 for temporaries; the output's as ``out_index``), every stage in the order they
-        run, without building anything."""
+        run, without building anything, below the stated cost of each (compiler/cost.py)."""
+        return "\n".join(self.cost_lines()) + "\n" + \
+            "\n\n".join(self._call_sources(values, out_index))
+
+    def build_for(self, values: dict[str, Any]) -> None:
+        """Load, or build with Cython and the C compiler, the module of every stage that a
+        call on ``values`` runs (the variants :meth:`source_for` shows), without running
+        any: what a tiered call builds in the background (``sparsefold.tiering``). A
+        variant this misses (an int64 output index for a result of more than 2**31 - 1
+        entries, the exact variant of a non-finite operand) is built by the call that
+        needs it."""
+        from sparsefold.compiler.build import load_module
+        from sparsefold.compiler.gather import load_gather_kernels
+        stages = [stage for _, stage in self.stages] + [self.final]
+        for stage, source in zip(stages, self._call_sources(values, "int32")):
+            if isinstance(stage, GatherStage):
+                load_gather_kernels()  # its module is one text, whatever the stage
+            else:
+                load_module(source, name_hint=stage.strategy)
+
+    def _call_sources(self, values: dict[str, Any], out_index: str) -> list[str]:
         def dtypes(stage):
             found = {}
             for inp in stage.inputs:
@@ -312,8 +341,7 @@ class Kernel:
             stored = sum(int(sparse_levels(values[i.name], i, i.name)["val"].shape[0])
                          for i in stage.inputs if not i.format.is_dense)
             return stage.takes_sorted_workspace(stage.bind(values), stored)
-        return "\n".join(self.cost_lines()) + "\n" + \
-            "\n\n".join(self.sources(dtypes, out_index, unit, sorted_rows))
+        return self.sources(dtypes, out_index, unit, sorted_rows)
 
     def sources(self, index_dtypes_of, out_index: str = "int32", unit_of=None,
                 sorted_of=None) -> list[str]:

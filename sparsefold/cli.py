@@ -51,6 +51,9 @@ def main(argv: list[str] | None = None) -> int:
     compile_time.add_flag(sub.choices["bench"])
     from sparsefold.benchmarks import sweep  # `sparsefold bench --sweep [--sweep-n N] ...`
     sweep.add_flag(sub.choices["bench"])
+    # `sparsefold bench --first-answer`; last, so that every other bench run is untiered
+    from sparsefold.benchmarks import first_answer
+    first_answer.add_flag(sub.choices["bench"])
     from sparsefold import show_cli  # `sparsefold show EXPR -i a=csr:float64:5x4`
     show_cli.add_parser(sub)
     from sparsefold.verify import cli as _prove  # `sparsefold prove [--smt2 RULE]`

@@ -9,6 +9,10 @@ with the call's concrete shapes instead and the kernel is specialized to them.
 
 Results come back as the inputs' library: scipy arrays (pydata arrays when any input was
 pydata), NumPy for dense results.
+
+Tiered execution (``sparsefold.tiering``): a call whose kernel is not built yet answers on
+the fallback evaluator while the kernel builds in the background, unless the function was
+made with ``wait=True`` or ``$SPARSEFOLD_TIERED`` is ``0``.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
+from sparsefold import tiering
 from sparsefold.lazy import LazyArray, canonical
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input, Reduce
@@ -84,6 +89,7 @@ def runnable_kernel(program, out: str, requires: tuple = (), certify: bool = Fal
         k = find(program, out, tuple(requires)) or compile_program(program, out, requires)
         with _KERNELS_LOCK:
             k = _RUNNABLE.setdefault(key, k)
+        tiering.register(k, program, out, tuple(requires))
     return k
 
 
@@ -125,11 +131,17 @@ class JitFunction:
     """A traced, compiled function. Call it like the original."""
 
     def __init__(self, fn: Callable, out: str | None = None, certify: bool = False,
-                 threads: int | None = None, allow_dense_work: bool = False):
+                 threads: int | None = None, wait: bool | None = None,
+                 allow_dense_work: bool = False):
         self.fn = fn
         self.out = out
         self.certify = certify
         self.allow_dense_work = bool(allow_dense_work)
+        # True: every call waits for its compiled kernel; False: tiered; None: as
+        # $SPARSEFOLD_TIERED says (tiered unless 0). A certified kernel is always waited for.
+        if wait is not None and not isinstance(wait, bool):
+            raise IllFormedProgram(f"wait must be True, False or None, found {wait!r}")
+        self.wait_for_kernels = True if certify else wait
         # the threads its kernels' parallel loops use (None: $SPARSEFOLD_NUM_THREADS, else
         # the CPU count); small calls run on one (compiler/threads.py)
         if threads is not None:
@@ -143,6 +155,7 @@ class JitFunction:
         self._fast_last: tuple = (None, -1)
         self._assumed: dict = {}   # program -> size equalities its trace assumed
         self._constants: dict = {}  # program -> its index-array constants (traced_program)
+        self._runnable_keys: set = set()  # the kernels its calls ran (for wait)
         self._lock = threading.Lock()
 
     def _trace(self, args, infos, mode: str):
@@ -269,6 +282,8 @@ class JitFunction:
                 return call(self, *args)
             program, out, requires, constants = self.trace(*args)
             kernel = runnable_kernel(program, out, requires, self.certify)
+            with self._lock:
+                self._runnable_keys.add((program, out, tuple(requires)))
             hit = _Recent(kernel, result_library(args),
                           *(_fast_positions(kernel, args) if not constants else (None, None)),
                           program if has_fill(program) else None, constants)
@@ -293,6 +308,7 @@ class JitFunction:
             values = _split_values(values, "mask")
         if constants:
             values.update(constants)
+        run = tiering.call if tiering.enabled(self.wait_for_kernels) else _untiered
         with contextlib.ExitStack() as scope:
             if self.threads is not None:
                 from sparsefold.compiler.threads import using
@@ -300,10 +316,23 @@ class JitFunction:
             if self.allow_dense_work:  # (a dense-work plan has no fast entry: always here)
                 from sparsefold.compiler.cost import allowing
                 scope.enter_context(allowing())
-            result = kernel(values, library)
+            result = run(kernel, values, library)
         if filled_program is None:
             return result
         return _with_result_fill(filled_program, values, result)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for the kernels this function's calls are building in the background
+        (tiered calls); True when none is left within ``timeout`` seconds. Raises the
+        error of a build that failed (``InternalError``)."""
+        with self._lock:
+            kernels = [hit.kernel for hit in self._recent.values()]
+            kernels += [_RUNNABLE[key] for key in self._runnable_keys if key in _RUNNABLE]
+        return tiering.wait(kernels, timeout)
+
+
+def _untiered(kernel, values: dict, library: str):
+    return kernel(values, library)
 
 
 def traced_program(result) -> tuple[Node, dict[str, np.ndarray]]:
@@ -470,7 +499,8 @@ def _is_scalar(a) -> bool:
 
 
 def jit(fn: Callable | None = None, *, out: str | None = None, certify: bool = False,
-        threads: int | None = None, allow_dense_work: bool = False):
+        threads: int | None = None, wait: bool | None = None,
+        allow_dense_work: bool = False):
     """Compile ``fn`` (a function of arrays returning a sparsefold array) into fused kernels,
     one per argument signature, built on first call. ``out``: "csr", "csc", "coo", "dcsr" or
     "dense"; default: dense when the result is dense-valued (``A @ x``, a reduction, ``A +
@@ -481,14 +511,20 @@ def jit(fn: Callable | None = None, *, out: str | None = None, certify: bool = F
     ``threads``: how many threads a kernel's parallel loops may use (default:
     ``$SPARSEFOLD_NUM_THREADS``, else the CPU count; calls below a measured size use one;
     results are identical for every count — docs/threads.md).
+    ``wait``: True, every call waits for its compiled kernel (built on the first call of
+    each argument signature, as the calls of benchmarks and AOT builds must); False, calls
+    are *tiered*: a call whose kernel is not built yet answers at once on the fallback
+    evaluator while the kernel builds in the background (``sparsefold.tiering``,
+    docs/tiering.md); None (default): tiered unless ``$SPARSEFOLD_TIERED`` is ``0``.
+    A certified function always waits.
     ``allow_dense_work``: run a kernel whose plan visits every coordinate of a product of
     extents (rows x columns) although its inputs and output are sparse, at any size; by
     default such a plan is refused above ``compiler.cost.DENSE_WORK_LIMIT`` coordinates
     with :class:`~sparsefold.compiler.cost.DenseWork` (``sf.show`` prints each stage's
     cost bound; ``$SPARSEFOLD_DENSE_WORK``: ``error``, ``allow`` or a limit)."""
     if fn is None:
-        return lambda f: JitFunction(f, out, certify, threads, allow_dense_work)
-    return JitFunction(fn, out, certify, threads, allow_dense_work)
+        return lambda f: JitFunction(f, out, certify, threads, wait, allow_dense_work)
+    return JitFunction(fn, out, certify, threads, wait, allow_dense_work)
 
 
 def _canonical(x: LazyArray):
@@ -502,9 +538,11 @@ def _canonical(x: LazyArray):
     return program, values
 
 
-def compute(x: LazyArray, out: str | None = None, *, allow_dense_work: bool = False):
-    """Run a lazy array's program as one compiled kernel (a program with ordering nodes —
-    sort, argsort, searchsorted, cumulative sums — in stages: ``sparsefold.staging``)."""
+def compute(x: LazyArray, out: str | None = None, wait: bool | None = None, *,
+            allow_dense_work: bool = False):
+    """Run a lazy array's program as one compiled kernel, tiered as ``sf.jit``'s calls are
+    by ``wait`` (a program with ordering nodes — sort, argsort, searchsorted, cumulative
+    sums — in stages: ``sparsefold.staging``)."""
     from sparsefold.compiler.cost import allowing
     program, values = _canonical(x)
     from sparsefold.staging import compute_staged, is_staged
@@ -512,8 +550,10 @@ def compute(x: LazyArray, out: str | None = None, *, allow_dense_work: bool = Fa
         return compute_staged(program, values, out)
     infos = [describe(v) for v in values.values()]
     kernel = runnable_kernel(program, out or _default_out(infos, program))
+    library = result_library(list(values.values()))
     with allowing(allow_dense_work):
-        result = kernel(values, result_library(list(values.values())))
+        result = tiering.call(kernel, values, library) if tiering.enabled(wait) else \
+            kernel(values, library)
     return _with_result_fill(program, values, result) if has_fill(program) else result
 
 

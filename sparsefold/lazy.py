@@ -210,14 +210,17 @@ class LazyArray:
         program, values = canonical(self)
         return evaluate(program, {**values, **inputs})
 
-    def compute(self, out: str | None = None, *, allow_dense_work: bool = False):
+    def compute(self, out: str | None = None, wait: bool | None = None, *,
+                allow_dense_work: bool = False):
         """Run the program as one compiled kernel; ``out`` names the result format ("csr",
         "csc", "coo", "dcsr", "dense"; default: dense when the result is dense-valued — a
-        reduction, ``A @ x``, ``A + 1`` — else the first sparse input's format).
+        reduction, ``A @ x``, ``A + 1`` — else the first sparse input's format). ``wait``:
+        as ``sf.jit``'s — True waits for the kernel; False answers on the fallback while
+        the kernel builds (tiered); None: tiered unless ``$SPARSEFOLD_TIERED`` is ``0``.
         ``allow_dense_work``: run a plan that visits a product of extents while its inputs
         and output are sparse, whatever the size (``sf.jit``'s keyword)."""
         from sparsefold.jit import compute
-        return compute(self, out, allow_dense_work=allow_dense_work)
+        return compute(self, out, wait, allow_dense_work=allow_dense_work)
 
     def __array__(self, dtype=None, copy=None):
         """The computed array, dense (``sparsefold.materialize``: the interpreter for small

@@ -1,4 +1,4 @@
-"""Test-suite configuration: Hypothesis profiles and shared paths.
+"""Test-suite configuration: Hypothesis profiles, shared paths, untiered calls.
 
 Profiles: ``ci`` (default) is derandomized with no example database, so CI runs are
 reproducible; ``large`` runs many more examples. Select with
@@ -14,6 +14,9 @@ from hypothesis import HealthCheck, settings
 # bug (compiler/cost.py): refused at any size here; a test that means to run one says so
 # with allow_dense_work=True
 os.environ.setdefault("SPARSEFOLD_DENSE_WORK", "error")
+# The suite tests compiled kernels: every call waits for its kernel (no tiered fallback
+# answers, docs/tiering.md). The tests of tiering turn it on for themselves (wait=False).
+os.environ.setdefault("SPARSEFOLD_TIERED", "0")
 
 settings.register_profile(
     "ci", derandomize=True, database=None, deadline=None, max_examples=60,

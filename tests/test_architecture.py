@@ -61,6 +61,9 @@ def _files() -> dict[str, Path]:
             name = f"sparsefold.{pkg}" if path.stem == "__init__" \
                 else f"sparsefold.{pkg}.{path.stem}"
             out[name] = path
+        for path in Path(location).glob("*/*.py"):  # a package's own subpackages
+            sub = f"sparsefold.{pkg}.{path.parent.name}"
+            out[sub if path.stem == "__init__" else f"{sub}.{path.stem}"] = path
     return out
 
 
@@ -206,3 +209,17 @@ def test_the_checks_catch_what_they_are_for():
                                               "sparsefold.verify.rules:4"]
     assert [v.split(" ")[0] for v in inner] == ["sparsefold.compiler.x:2",
                                                 "sparsefold.verify.rules:5"]
+
+
+def test_the_fallback_reads_the_language_and_storage_only():
+    """``compiler/fallback`` is an independent reading of the language (it is tested against
+    the compiled kernels): it imports ``spec``, ``storage`` and itself, none of the
+    compiler's passes."""
+    modules = [m for m in FILES if m.startswith("sparsefold.compiler.fallback")]
+    assert "sparsefold.compiler.fallback.plan" in modules
+    for module in modules:
+        top, inner = IMPORTS[module]
+        for target, _, line in top + inner:
+            assert target.startswith(("sparsefold.spec", "sparsefold.storage",
+                                      "sparsefold.compiler.fallback")), \
+                f"{module}:{line} imports {target}"

@@ -319,7 +319,8 @@ def run_case(case: Case) -> CaseResult:
     import sparsefold as sf
     desc = case.describe()
     key = (case.program.name, case.out)
-    jf = _JITS.get(key) or _JITS.setdefault(key, sf.jit(case.program.fn, out=case.out))
+    jf = _JITS.get(key) or _JITS.setdefault(key, sf.jit(case.program.fn, out=case.out,
+                                                               wait=True))
     before = [_snapshot(a) for a in case.args]
     exp = case.expect
     try:

@@ -169,7 +169,7 @@ class ApiDirective(SphinxDirective):
         for name in module.__all__:
             obj = getattr(module, name)
             primary = _primary_module(obj, name)
-            if primary != module_name:
+            if primary is not None and primary != module_name:  # (None: only this module)
                 owner = importlib.import_module(primary)
                 home = next(n for n in owner.__all__ if getattr(owner, n) is obj)
                 elsewhere.append(f"* ``{name}``: :py:obj:`{primary}.{home}`")

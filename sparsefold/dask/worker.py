@@ -78,7 +78,8 @@ def jit_for(key: tuple, make) -> JitFunction:
 
 def block_jit(task: BlockTask) -> JitFunction:
     return jit_for(("block", task.token, task.out),
-                   lambda: JitFunction(functools.partial(_block_program, task.flat), task.out))
+                   lambda: JitFunction(functools.partial(_block_program, task.flat), task.out,
+                                       wait=True))
 
 
 def run_block(task: BlockTask, *chunks):
@@ -92,7 +93,8 @@ def run_combine(task: CombineTask, *parts):
     # per result format; the result's type and format are then set by ``finish``
     name = COMBINERS[task.monoid]
     jf = jit_for(("combine", name, task.inner),
-                 lambda: JitFunction(functools.partial(_combined, name), task.inner))
+                 lambda: JitFunction(functools.partial(_combined, name), task.inner,
+                                     wait=True))
     return finish(functools.reduce(jf, parts), task.finish, task.out)
 
 
