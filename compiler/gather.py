@@ -234,7 +234,8 @@ class GatherStage:
                  "before the kernel runs (InvalidIndex)"]
         return "\n".join("# " + line for line in lines)
 
-    def source(self, index_dtypes=None, out_index: str = "int32", unit_stride=None):
+    def source(self, index_dtypes=None, out_index: str = "int32", unit_stride=None,
+               sorted_workspace=False):
         return (self.header() + "\n" + _KERNELS,)
 
     # --- call -----------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-# cost of result: O(out)
+# cost of result: O(n0*n1)
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
 # sparsefold kernel: coiterate -> dense
