@@ -105,6 +105,14 @@ _REAL_CTYPES = frozenset({"bint", "int8_t", "int16_t", "int32_t", "int64_t", "ui
                           "uint16_t", "uint32_t", "uint64_t", "float", "double", "sf_half"})
 
 
+def _known_ctype(e: Expr) -> str:
+    """``e``'s C type, looking through a template that is its one argument (``{0}``: an
+    identity function's C reading — astype(int64 -> complex128) read an int as complex)."""
+    while isinstance(e, Template) and not e.ctype and e.text == "{0}" and len(e.args) == 1:
+        e = e.args[0]
+    return e.ctype
+
+
 def render_expr(e: Expr, parent: int = 0) -> str:
     """Cython text of ``e``, parenthesized only where precedence needs it."""
     text, prec = _render(e)
@@ -130,7 +138,7 @@ def _render(e: Expr) -> tuple[str, int]:
     if isinstance(e, Not):
         return f"not {render_expr(e.a, 4)}", 3
     if isinstance(e, Cast):
-        if e.ctype in _COMPLEX_MAKE and e.a.ctype not in _REAL_CTYPES:
+        if e.ctype in _COMPLEX_MAKE and _known_ctype(e.a) not in _REAL_CTYPES:
             # Cython casts a complex value to a complex type by rebuilding it as re + im*I,
             # which turns an infinite imaginary part's real part into NaN (inf * 0); build it
             # from its parts with C11's CMPLX instead

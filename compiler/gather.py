@@ -157,7 +157,8 @@ class GatherStage:
                  "before the kernel runs (InvalidIndex)"]
         return "\n".join("# " + line for line in lines)
 
-    def source(self, index_dtypes=None, out_index: str = "int32", unit_stride=None):
+    def source(self, index_dtypes=None, out_index: str = "int32", unit_stride=None,
+               sorted_workspace=False):
         return (self.header() + "\n# the maps are computed by the shared runtime's outer_count, "
                 "outer_fill, inverse,\n# inner_count, inner_fill and counting_order "
                 "(compiler/runtime.pyx): nothing is compiled\n",)

@@ -274,8 +274,11 @@ def place(x: LazyArray, key: Any, value: Any) -> tuple[Node, dict[str, Any]]:
         # zeros placed: a region that stores nothing (a sparse array stays sparse)
         import scipy.sparse as sp
         shape = tuple(sz.const_value(c) for c in counts)
-        spread = asarray(sp.coo_array(shape, dtype=x.dtype) if shape else
+        held = np.dtype(np.float32) if x.dtype == np.float16 else x.dtype  # (scipy has no
+        spread = asarray(sp.coo_array(shape, dtype=held) if shape else  # float16 storage)
                          np.zeros((), x.dtype))
+        if spread.dtype != x.dtype:
+            spread = spread.astype(x.dtype)
     else:
         spread = f.broadcast_to(v, region.shape)  # the value over the region, as x[key] is
         if tuple(spread.node.shape) != counts:  # integers keep their axis; None axes go

@@ -137,6 +137,16 @@ def test_complex(dtype, fmt):
     _check(lambda a: sf.sum(a * a, axis=1), [z], rtol=rtol)
 
 
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+def test_a_real_value_cast_to_complex_through_an_identity(dtype):
+    """astype(int64) then astype(complex): the second cast's operand is the identity's C
+    template of an int64 variable, which the printer read as a complex of unknown type
+    (CMPLX(creal(v), cimag(v)): Cython rejected the kernel; found by the program generator)."""
+    _check(lambda a, b: sf.astype(sf.astype(sf.astype(a, "float64"), "int64"), dtype) @ b,
+           [X, Y.T.tocsr()])
+    _check(lambda a: sf.astype(sf.astype(a, "int64"), dtype) * 2, [X])
+
+
 def test_float16_is_computed_in_float32():
     h = X.astype(np.float32) * 0.1
     got = _check(lambda a: sf.sin(a.astype(np.float16)), [h], out="dense", rtol=1e-3)
