@@ -562,12 +562,16 @@ def rebound(x: LazyArray, convert) -> LazyArray:
     """``x``'s program over fresh inputs bound to ``convert(array)`` of each array it reads
     (``asarray(x, copy=True)``: the copies must not share names with the originals, or a
     program reading both would bind one name twice)."""
+    from sparsefold.index_keys import is_key_array
     renamed, values = {}, {}
     for n in topological(x.node):
         if isinstance(n, Input) and n.name in x.bindings and n.name not in renamed:
             new = _bound_name()
             renamed[n.name] = dataclasses.replace(n, name=new)
-            values[new] = convert(x.bindings[n.name])
+            held = x.bindings[n.name]
+            # an index key's array is already a private copy, and must stay one jit knows
+            # (a copy of it inside a trace was "captured from the enclosing scope")
+            values[new] = held if is_key_array(held) else convert(held)
     return LazyArray(substitute_program(x.node, inputs=renamed), values)
 
 

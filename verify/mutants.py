@@ -42,17 +42,25 @@ def _drop_index():
     from sparsefold.spec import sizes as sz
     original = streams._compose
 
+    def coordinate_free(e):
+        return not any(s.startswith("_") for s in sz.free_symbols(e)) and \
+            sz.const_value(e) != 0
+
+    def dropped(c):  # i + M0, M0 + i, i - M0: the offset (a size or a constant) dropped
+        if isinstance(c, sz.Op) and c.op in ("add", "sub") and len(c.args) == 2:
+            if coordinate_free(c.args[1]) and not coordinate_free(c.args[0]):
+                return c.args[0]
+            if c.op == "add" and coordinate_free(c.args[0]) and not coordinate_free(c.args[1]):
+                return c.args[1]
+        return c
+
     def compose(node, piece, sp):
+        # both directions: the lowerings read the forward map (where an entry lands) or the
+        # backward one (where an output coordinate reads), by plan
         out = original(node, piece, sp)
-        coords = []
-        for c in out.coords:
-            if isinstance(c, sz.Op) and c.op == "+" and not any(
-                    s.startswith("_") for s in sz.free_symbols(c.args[1])) and \
-                    sz.const_value(c.args[1]) != 0:
-                c = c.args[0]  # the offset dropped
-            coords.append(c)
-        return streams.StreamPiece(out.leaf, tuple(coords), out.guard, out.free, out.layers,
-                                   out.backward, out.out_guard)
+        return streams.StreamPiece(out.leaf, tuple(dropped(c) for c in out.coords), out.guard,
+                                   out.free, out.layers,
+                                   tuple(dropped(c) for c in out.backward), out.out_guard)
     streams._compose = compose
 
 
@@ -180,7 +188,8 @@ def _child(name: str, programs: int, seed: int, time_budget: float, first: int,
            str(programs), "--seed", str(seed), "--time-budget", str(time_budget), "--first",
            str(first), "--json"] + (["--only"] if only else [])
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=time_budget + 600,
-                          env=dict(os.environ, PYTHONFAULTHANDLER="1"))
+                          # prebuilt kernels are compiled without the mutant: off
+                          env=dict(os.environ, PYTHONFAULTHANDLER="1", SPARSEFOLD_PREBUILT="0"))
     if done.returncode != 0:
         return {"caught": True, "tried": None, "died": True, "detail": f"the child process "
                 f"died (code {done.returncode}): {done.stderr.strip()[-300:]}"}

@@ -204,8 +204,10 @@ OPERATORS: dict[str, Operator] = operator_table()
 # --- leaves ------------------------------------------------------------------------------------
 
 @st.composite
-def _leaf(draw, limits: Limits, shape: tuple | None = None):
-    """One input array of ``shape`` (drawn if None) in a format that can hold its rank."""
+def _leaf(draw, limits: Limits, shape: tuple | None = None, prefer: str | None = None):
+    """One input array of ``shape`` (drawn if None) in a format that can hold its rank;
+    ``prefer``: that format half the time when it fits (a program's inputs mostly share
+    one format, as a user's do, which is where the compiled fast paths meet)."""
     if shape is None:
         # 0-d inputs (dense only) now and then; half the leaves without 0/1 sizes, which
         # jit traces as concrete edge cases while every other size is a symbol
@@ -217,7 +219,10 @@ def _leaf(draw, limits: Limits, shape: tuple | None = None):
     shape = tuple(shape)
     fits = [f for f in limits.formats if format_fits(f, len(shape)) or
             (f in ("pydata", "filled") and len(shape) >= 1)]
-    fmt = draw(st.sampled_from(fits or ["dense"]))
+    if prefer in fits and draw(st.booleans()):
+        fmt = prefer
+    else:
+        fmt = draw(st.sampled_from(fits or ["dense"]))
     dtype = draw(st.sampled_from(limits.dtypes))
     if fmt == "dense":
         data = draw(dense_arrays(shape, dtype))

@@ -100,3 +100,18 @@ def test_an_index_array_bound_in_a_jit_trace_never_takes_an_arguments_name(monke
 def test_bound_names_are_reserved():
     with pytest.raises(sf.IllFormedProgram, match="reserved"):
         sf.symbol("bound0", (3,))
+
+
+def test_a_copy_of_a_program_with_an_index_array_stays_traceable():
+    """``asarray(x, copy=True)`` inside ``sf.jit`` of a program whose key holds an index
+    array: the key's array is kept (a private copy already), not copied into an array jit
+    would call captured (found by the program generator)."""
+    a = sp.csr_array(D.astype(float))
+
+    def f(x):
+        y = sf.array_api.asarray(x[np.array([0, 2])], copy=True)
+        y[0] = 1
+        return y
+    want = D[[0, 2]].astype(float)
+    want[0] = 1
+    np.testing.assert_array_equal(sf.jit(f, out="csr")(a).toarray(), want)
