@@ -874,8 +874,9 @@ _CATEGORIES = {
     "reductions": ("reduce",) + _REDUCTIONS + tuple(f".{r}" for r in _REDUCTIONS),
 }
 # joins and indexing are where pieces, guards and offsets compose (the compiler's most
-# intricate part, and issue #27's bug): drawn twice as often as the other categories
-_WEIGHT = {"joins": 2, "indexing": 2}
+# intricate part, and issue #27's bug), and elementwise holds ~75 rows: each drawn twice as
+# often as the other categories
+_WEIGHT = {"joins": 2, "indexing": 2, "elementwise": 2}
 # after a row of the first category, 3 times in 4 one of the second: the pairs whose
 # interaction is easy to get wrong (stack([a, b])[1]; a reduction of a map)
 _FOLLOW = {"joins": "indexing", "elementwise": "reductions", "indexing": "joins",
