@@ -122,13 +122,20 @@ def _keep(text: str, keep: str) -> str:
     if keep == "header+run":
         if len(headers) > 1:
             raise ValueError("keep=header+run: a staged kernel; use keep=header")
-        starts = [k for k, line in enumerate(lines) if line.startswith("def run(")]
+        # the loops: _run_body, up to the next top-level statement (the trampoline, run =
+        # sf_function(...), the fast entry follow; the shared runtime holds the rest)
+        starts = [k for k, line in enumerate(lines) if line.startswith("cdef void _run_body(")]
         if not starts:
-            raise ValueError("keep=header+run: the output has no 'def run('")
-        omitted = starts[0] - len(headers[0])
-        return "\n".join(headers[0] + ["", f"# ... {omitted} lines omitted here: imports, "
-                                           "the helpers every kernel shares, the table of "
-                                           "in-kernel checks ...", ""] + lines[starts[0]:])
+            raise ValueError("keep=header+run: the output has no 'cdef void _run_body('")
+        start = starts[0]
+        end = next((k for k in range(start + 1, len(lines))
+                    if lines[k] and not lines[k][0].isspace()), len(lines))
+        before, after = start - len(headers[0]), len(lines) - end
+        return "\n".join(headers[0] + ["", f"# ... {before} lines omitted here: the cimports "
+                                           "from the shared runtime, the table of in-kernel "
+                                           "checks ...", ""] + lines[start:end] +
+                         [f"# ... {after} lines omitted here: the trampoline, run = "
+                          "sf_function(...), the fast entry ..."])
     raise ValueError(f"keep: expected all, header or header+run, found {keep!r}")
 
 
