@@ -206,6 +206,11 @@ class GatherStage:
             return (*_sorted_inverse(coords, shape, node.axes, reads), False)
         (a,), (idx,) = node.axes, reads
         idx = np.ascontiguousarray(idx.ravel(), dtype=np.int64)
+        if shape[a] > 4 * (nnz + idx.shape[0]) + 1024:
+            # an axis far longer than the entries and the index (a 10^12 flattened view):
+            # the per-coordinate maps below would allocate the axis (64 GiB for the fuzzer's
+            # ravel of a 2048^3 array); argsort + searchsorted is O((nnz + K) log K)
+            return (*_sorted_inverse(coords, shape, (a,), (idx,)), False)
         if fmt.mode_order[0] == a:  # outer gather
             if fmt.kinds[0] == "full" and len(fmt.kinds) == 2:
                 ptr = np.asarray(levels["pos1"], dtype=np.int64)

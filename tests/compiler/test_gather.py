@@ -197,3 +197,28 @@ def test_ahead_of_time_refuses_a_gather_clearly():
     with pytest.raises(sf.IllFormedProgram, match="ahead-of-time kernels of integer-array "
                                                   "indexing"):
         kernel_variants(Kernel(program, "csr"), {"a0": "int32"})
+
+
+@pytest.mark.parametrize("view", ["ravel", "row"])
+def test_a_gather_from_an_axis_far_longer_than_its_entries_allocates_no_axis(view):
+    """take from a flattened 2048^3 array (8.6e9 coordinates, 10^4 entries): the per-axis
+    counters of the outer and inner gathers would allocate the axis (64 GiB; found by the
+    program generator's scale check); such a gather is argsort + searchsorted instead."""
+    import sparse
+    rng = np.random.default_rng(0)
+    shape = (2048,) * 3
+    lin = rng.choice(2048 ** 3, 10_000, replace=False)
+    x = sparse.COO(np.array(np.unravel_index(lin, shape)), rng.random(10_000), shape=shape)
+    idx = np.array([int(lin[3]), 7, int(lin[3]), 2 ** 33 - 1])
+    stored = np.ravel_multi_index(x.coords, shape)
+    value = x.data[np.flatnonzero(stored == lin[3])[0]]
+    assert 7 not in stored and 2 ** 33 - 1 not in stored
+    if view == "ravel":
+        got = sf.jit(lambda a: sf.take(a.ravel(), idx, axis=0), out="coo")(x)
+        flat = np.zeros(4)
+        flat[[0, 2]] = value
+        np.testing.assert_array_equal(got.todense(), flat)
+    else:
+        got = sf.jit(lambda a: sf.take(a.reshape((1, -1)), idx, axis=1), out="coo")(x)
+        assert got.shape == (1, 4) and got.nnz == 2
+        np.testing.assert_array_equal(got.todense()[0, [0, 2]], [value] * 2)
