@@ -53,24 +53,7 @@ def bind_sizes(program: Node, arrays: Mapping[str, np.ndarray]) -> dict[str, int
 
 def _unknown_order(root: Node, known: Mapping[int, Any]) -> list[Node]:
     """``topological(root)`` without the known nodes and what only they read."""
-    if id(root) in known:
-        return []
-    order: list[Node] = []
-    seen: set[int] = set()
-    stack: list[tuple[Node, bool]] = [(root, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
-            continue
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        stack.append((node, True))
-        for o in reversed(node.operands()):
-            if id(o) not in seen and id(o) not in known:
-                stack.append((o, False))
-    return order
+    return topological(root, known)
 
 
 def _size(e: sz.Expr, env: Mapping[str, int]) -> int:

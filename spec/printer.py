@@ -13,8 +13,11 @@ from sparsefold.spec.ir import Node, show_shape
 __all__ = ["show_program", "topological"]
 
 
-def topological(root: Node) -> list[Node]:
-    """Nodes reachable from ``root``, operands before users, each once (iterative DFS)."""
+def topological(root: Node, known=()) -> list[Node]:
+    """Nodes reachable from ``root``, operands before users, each once (iterative DFS);
+    nodes whose ``id`` is in ``known`` are left out, with what only they read."""
+    if id(root) in known:
+        return []
     order: list[Node] = []
     seen: set[int] = set()
     stack: list[tuple[Node, bool]] = [(root, False)]
@@ -28,7 +31,7 @@ def topological(root: Node) -> list[Node]:
         seen.add(id(node))
         stack.append((node, True))
         for o in reversed(node.operands()):
-            if id(o) not in seen:
+            if id(o) not in seen and id(o) not in known:
                 stack.append((o, False))
     return order
 

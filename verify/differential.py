@@ -163,6 +163,7 @@ class _Checker:
         self.rtol = rtol
         self.atol = atol
         self.time_limit = time_limit
+        self._computed_in: set[np.dtype] = set()  # of the program check() judges
         self._jitted: dict[Any, Any] = {}
 
     def check_all(self, inputs: Sequence, out: Any) -> None:
@@ -273,7 +274,7 @@ class _Checker:
         tol = tolerance(expected.dtype)
         if tol is None:
             return got != expected
-        loose = max([tol[0]] + [tolerance(d)[0] for d in getattr(self, "_computed_in", ())])
+        loose = max([tol[0]] + [tolerance(d)[0] for d in self._computed_in])
         tol = (loose, loose)
         rtol = self.rtol if self.rtol is not None else tol[0]
         atol = self.atol if self.atol is not None else tol[1] * scale

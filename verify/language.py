@@ -919,8 +919,7 @@ def _joined_axis(x) -> int | None:
     return axis % nd
 
 
-def _grow(draw, x, table: Mapping[str, Operator], limits: Limits, rng=None,
-          home: str | None = None):
+def _grow(draw, x, table: Mapping[str, Operator], limits: Limits, rng, home: str):
     """``x`` with one row applied (a drawn row that applies to its shape and builds), or
     ``x`` itself when none does. Further operands are fresh inputs of the shape the row
     asks, ``x`` itself when it has that shape, or an elementwise function of an input."""
@@ -928,9 +927,6 @@ def _grow(draw, x, table: Mapping[str, Operator], limits: Limits, rng=None,
 
     from sparsefold.spec.errors import IllFormedProgram
     from sparsefold.verify.random_programs import Term, _leaf
-    if rng is None:
-        import random
-        rng = random.Random(draw(st.integers(0, 2**64 - 1)))
     names = [n for n, op in table.items() if op.requires(x.shape, limits)]
     if not names:
         return x
