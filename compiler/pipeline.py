@@ -212,7 +212,16 @@ class Kernel:
                     part, None, "a gather reads its operand's stored entries and dense "
                     "index arrays", dense=part is not node.arg or not has_sparse_input(part)))
             parts.append(part)
-        node = Gather(parts[0], tuple(parts[1:]), node.axes)
+        arg = parts[0]
+        if isinstance(arg, Map) and isinstance(arg.args[0], Input) and \
+                arg.fn is cast_function(arg.dtype):
+            # a temporary read back through a cast (float16 is stored as float32): the
+            # gather moves values unchanged, so it reads the stored temporary and the cast
+            # applies to what it gathered
+            inner = self._gather(Gather(arg.args[0], tuple(parts[1:]), node.axes))
+            result = Map(arg.fn, (inner,))
+            return result if fmt is None else self._build(result, fmt, what)
+        node = Gather(arg, tuple(parts[1:]), node.axes)
         if fmt is not None:
             return GatherStage(node, what, fmt)
         name = self._fresh_name()

@@ -222,3 +222,25 @@ def test_a_gather_from_an_axis_far_longer_than_its_entries_allocates_no_axis(vie
         got = sf.jit(lambda a: sf.take(a.reshape((1, -1)), idx, axis=1), out="coo")(x)
         assert got.shape == (1, 4) and got.nnz == 2
         np.testing.assert_array_equal(got.todense()[0, [0, 2]], [value] * 2)
+
+
+@pytest.mark.parametrize("out", ["csc", "coo", None], ids=["csc", "coo", "temporary"])
+def test_gather_of_a_float16_temporary(out):
+    """A float16 temporary is stored as float32 and read back through a cast (scipy holds
+    no float16); a gather of it reads the stored temporary and casts what it gathered
+    (found by `sparsefold fuzz --programs 20 --seed 501`: the stage refused its operand)."""
+    import sparse
+    a = sparse.COO(np.array([[0], [0]]), np.array([True]), shape=(2, 4))
+    b = sparse.COO(np.array([[0, 1, 2, 3]]), np.array([True, False, True, False]),
+                   shape=(4,))
+    rows, cols = np.array([0, 0, 1, 0]), np.array([1, -4, -4, -2])
+
+    def f(x, y):
+        g = sf.vstack([sf.unstack(x, axis=0)[0], sf.round(y)])[rows, cols]
+        return g if out is not None else g * 2
+
+    want = np.vstack([a.todense()[0], np.round(b.todense()).astype(np.float16)])[rows, cols]
+    want = want if out is not None else want * 2
+    got = sf.jit(f, out=out or "dense")(a, b)
+    assert got.dtype == np.float16
+    np.testing.assert_array_equal(got if isinstance(got, np.ndarray) else got.todense(), want)
