@@ -151,6 +151,11 @@ def _rewrite(node: Node, memo: dict[int, tuple[Node, Node]], whole: dict[int, No
     new = with_operands(node, [_rewrite(o, memo, whole) for o in node.operands()])
     if isinstance(new, Pad) and new.fill != 0 and _sparse(new.arg):
         new = _split_fill(new)
+    if isinstance(new, Reduce) and not new.axes:
+        # a reduction over no axes combines each element with nothing: the element, cast
+        # to the result dtype (tensordot(..., axes=0); it was a dense accumulator)
+        new = _rewrite(Map(cast_function(new.dtype), (new.arg,)), memo, whole) \
+            if new.arg.dtype != new.dtype else new.arg
     if isinstance(new, Reduce):
         split = _split_fill_sum(new)
         if split is not None:

@@ -24,7 +24,8 @@ from sparsefold.spec.errors import IllFormedIndex, IllFormedProgram
 from sparsefold.spec.ir import Node
 from sparsefold.spec.ops_gather import normalize_indices
 
-__all__ = ["lift_key", "has_arrays", "concrete_index", "is_key_array", "place"]
+__all__ = ["lift_key", "has_arrays", "concrete_index", "is_key_array", "keep_constant",
+           "place"]
 
 # The index arrays lift_key made from concrete keys (lists, NumPy arrays, masks). A jit trace
 # keeps them as constants of the traced program, as JAX keeps captured NumPy values: their
@@ -33,8 +34,17 @@ _KEY_ARRAYS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # id -
 
 
 def is_key_array(a: Any) -> bool:
-    """Did :func:`lift_key` make ``a`` from a concrete key?"""
+    """Did :func:`lift_key` make ``a`` from a concrete key, or :func:`keep_constant` mark
+    it (an array sparsefold made, that no caller holds)?"""
     return _KEY_ARRAYS.get(id(a)) is a
+
+
+def keep_constant(a: Any) -> Any:
+    """Mark ``a`` — an array sparsefold made and no caller can write (``zeros``'s empty COO
+    array, the zeros ``x[key] = 0`` places) — as a constant a jit trace keeps, as it keeps
+    an index key's array; returns ``a``."""
+    _KEY_ARRAYS[id(a)] = a
+    return a
 
 
 def _is_array(k: Any) -> bool:
@@ -275,8 +285,8 @@ def place(x: LazyArray, key: Any, value: Any) -> tuple[Node, dict[str, Any]]:
         import scipy.sparse as sp
         shape = tuple(sz.const_value(c) for c in counts)
         held = np.dtype(np.float32) if x.dtype == np.float16 else x.dtype  # (scipy has no
-        spread = asarray(sp.coo_array(shape, dtype=held) if shape else  # float16 storage)
-                         np.zeros((), x.dtype))
+        spread = asarray(keep_constant(sp.coo_array(shape, dtype=held) if shape else
+                                       np.zeros((), x.dtype)))  # float16 storage)
         if spread.dtype != x.dtype:
             spread = spread.astype(x.dtype)
     else:

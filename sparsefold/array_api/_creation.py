@@ -136,9 +136,11 @@ def from_dlpack(x, /, *, device=None, copy: bool | None = None) -> LazyArray:
 # --- zeros: sparse --------------------------------------------------------------------------
 
 def _zeros(shape: tuple[int, ...], dtype: np.dtype) -> LazyArray:
+    # a constant of the program: a jit function may make zeros inside (index_keys)
+    from sparsefold.index_keys import keep_constant
     if not shape:
-        return _wrap(np.zeros((), dtype))
-    return _wrap(sp.coo_array(shape, dtype=dtype))
+        return _wrap(keep_constant(np.zeros((), dtype)))
+    return _wrap(keep_constant(sp.coo_array(shape, dtype=dtype)))
 
 
 def zeros(shape, *, dtype=None, device=None) -> LazyArray:

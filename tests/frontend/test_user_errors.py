@@ -98,3 +98,21 @@ def test_show_in_an_interactive_session_shows_the_kernel_once():
     session = out.getvalue()
     assert session.count("run = sf_function(") == 1
     assert session.rstrip().endswith("lines: printed above>")
+
+
+def test_zeros_made_inside_a_jit_function_are_constants_not_captures():
+    # zeros (an empty COO array sparsefold makes) and x[key] = 0 (which places one) were
+    # refused as "captured" arrays (found by the program generator)
+    A = sp.random_array((5, 5), density=0.3, format="csr", rng=np.random.default_rng(0))
+    f = sf.jit(lambda a: a + sf.array_api.zeros((5, 5)), out="csr")
+    np.testing.assert_array_equal(f(A).toarray(), A.toarray())
+
+    def zero_row(a):
+        t = sf.array_api.asarray(a, copy=True)
+        t[1] = 0
+        return t
+    got = sf.jit(zero_row, out="csr")(A).toarray()
+    want = A.toarray()
+    want[1] = 0
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(A.toarray()[1], sp.csr_array(A).toarray()[1])  # A kept
