@@ -41,7 +41,7 @@ import z3
 from sparsefold.compiler.plans import CoiterPlan, ContractPlan, DensePlan, StreamPlan
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.errors import IllFormedProgram
-from sparsefold.spec.sizes_z3 import Reading
+from sparsefold.spec.sizes_z3 import Reading, serialized
 
 __all__ = ["Cost", "Monomial", "stage_cost", "DENSE_WORK_LIMIT", "dense_work_limit",
            "DenseWork", "allowing", "check_dense_work"]
@@ -254,6 +254,7 @@ def _judged(terms, program, fmt, inputs) -> Cost:
     return Cost(tuple(terms), tuple(dense))
 
 
+@serialized
 def _at_most(work: sz.Expr, elements: sz.Expr) -> bool:
     """``work <= elements`` for all sizes (equal products of the same symbols, or a proof
     over non-negative sizes)."""

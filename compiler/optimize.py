@@ -34,7 +34,7 @@ from sparsefold.spec.ops_index import Slice
 from sparsefold.spec.printer import topological
 from sparsefold.spec.programs import rebuild, substitute_program
 from sparsefold.spec.rules import PROVED, Rule, RuleInstance
-from sparsefold.spec.sizes_z3 import Reading
+from sparsefold.spec.sizes_z3 import Reading, serialized
 
 __all__ = ["optimize", "rewrite", "match", "applicable_instances", "Rewrite", "Prover"]
 
@@ -49,6 +49,7 @@ class _Binding:
 
 
 @functools.lru_cache(maxsize=4096)
+@serialized
 def _valid(e: sz.Expr) -> bool:
     """``e`` holds for every non-negative value of its symbols (Z3, small resource limit)."""
     if e == sz.TRUE:

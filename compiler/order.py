@@ -29,7 +29,7 @@ import z3
 from sparsefold.compiler.streams import StreamPiece
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.order import Entry, arrives_in_order
-from sparsefold.spec.sizes_z3 import Reading
+from sparsefold.spec.sizes_z3 import Reading, serialized
 
 __all__ = ["stream_is_ordered", "stream_is_row_ordered", "prune_guards", "implied_row_guards",
            "RLIMIT",
@@ -66,6 +66,7 @@ def _entry(piece: StreamPiece, tag: str, out_order: tuple[int, ...]) -> Entry:
 
 
 @functools.lru_cache(maxsize=1024)
+@serialized
 def _ordered(pieces: tuple[StreamPiece, ...], out_order: tuple[int, ...],
              same_outer: bool = False) -> bool:
     for a in range(len(pieces)):
@@ -139,6 +140,7 @@ def stream_is_row_ordered(pieces: tuple[StreamPiece, ...], out_order: tuple[int,
 
 
 @functools.lru_cache(maxsize=4096)
+@serialized
 def _prune(piece: StreamPiece) -> StreamPiece:
     conj = sz.conjuncts(piece.guard)
     if not conj:
@@ -196,6 +198,7 @@ def _implied(piece: StreamPiece, row: str, rows: sz.Expr | None) -> tuple[sz.Exp
     return decide_implied_guards(piece, row, rows)
 
 
+@serialized
 def decide_implied_guards(piece: StreamPiece, row: str, rows: sz.Expr | None = None
                           ) -> tuple[sz.Expr, ...]:
     """The conjuncts of ``piece.guard`` on its leaf's outer coordinate alone that a Z3 proof

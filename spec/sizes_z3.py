@@ -25,17 +25,95 @@ instances of the division lemmas (uniqueness of division, ``a // (b*c) == (a // 
 ``a % (b*c) == c*((a // c) % b) + a % c``; ``verify.lemmas`` proves them); nonlinear
 row-major maps of rank > 2 are proved this way in milliseconds where the direct query does
 not finish.
+
+Threads. Z3's contexts, terms and solvers are not thread-safe, and its Python API frees a
+term (``Z3_dec_ref``) in ``__del__``, in whichever thread the garbage collector runs. So:
+
+* every Z3 query of the process runs under one re-entrant lock, :data:`Z3_LOCK`, taken by
+  the :func:`serialized` decorator on each function that builds Z3 terms (the compiler's
+  order, guard, cost and rule-validity proofs and every prover of ``verify``); and
+* every context the process uses — Z3's main context and each :func:`new_context` — has
+  Z3's concurrent reference-count decrement on (``Z3_enable_concurrent_dec_ref``): a term
+  freed in another thread, or after the lock was released, is queued by Z3 under its own
+  mutex and released by the next call of the thread that holds the lock.
+
+``SPARSEFOLD_Z3_STRICT=1`` makes every other Z3 API call of the process raise
+:class:`Z3OutsideLock` when its thread does not hold the lock (the stress tests in
+``tests/robustness/test_compile_threads.py`` run their children this way), so a missed
+entry is found deterministically, not only when two threads happen to collide.
 """
 
 from __future__ import annotations
 
+import functools
+import os
+import threading
 from collections.abc import Callable, Iterable
 
 import z3
 
 from sparsefold.spec import sizes as sz
 
-__all__ = ["Z3_TABLE", "Reading", "as_bool", "as_int"]
+__all__ = ["Z3_TABLE", "Z3_LOCK", "Reading", "Z3OutsideLock", "as_bool", "as_int",
+           "new_context", "serialized"]
+
+# --- threads ---------------------------------------------------------------------------------
+
+Z3_LOCK = threading.RLock()  # held by every thread while it builds or asks Z3 terms
+
+
+def serialized(fn: Callable) -> Callable:
+    """``fn`` run under :data:`Z3_LOCK` (re-entrant: provers calling provers are fine)."""
+    @functools.wraps(fn)
+    def locked(*args, **kwargs):
+        with Z3_LOCK:
+            return fn(*args, **kwargs)
+    locked.z3_serialized = True
+    return locked
+
+
+def _concurrent(ctx: z3.Context) -> z3.Context:
+    z3.Z3_enable_concurrent_dec_ref(ctx.ref())
+    return ctx
+
+
+def new_context() -> z3.Context:
+    """A fresh Z3 context whose terms may be freed from any thread."""
+    return _concurrent(z3.Context())
+
+
+class Z3OutsideLock(RuntimeError):
+    """Strict mode: a Z3 API call by a thread that does not hold :data:`Z3_LOCK`."""
+
+
+# Calls that are safe in any thread once concurrent decrements are on (the garbage
+# collector's), and those that make or read no context.
+_ANY_THREAD = ("_dec_ref", "Z3_del_context", "Z3_get_error_code", "Z3_get_error_msg",
+               "Z3_get_version", "Z3_get_full_version", "Z3_mk_config", "Z3_del_config",
+               "Z3_set_param_value", "Z3_global_param_set")
+
+
+def _strict() -> None:
+    """Wrap every Z3 API function the Python API calls with a check that this thread
+    holds :data:`Z3_LOCK` (``SPARSEFOLD_Z3_STRICT=1``; slow, for stress tests)."""
+    import z3.z3 as api
+    for name, fn in list(vars(api).items()):
+        if not name.startswith("Z3_") or not callable(fn) or \
+                any(name.endswith(t) or name == t for t in _ANY_THREAD):
+            continue
+
+        def checked(*args, _fn=fn, _name=name):
+            if not Z3_LOCK._is_owned():
+                raise Z3OutsideLock(f"{_name} called by thread "
+                                    f"{threading.current_thread().name} without Z3_LOCK")
+            return _fn(*args)
+        setattr(api, name, checked)
+
+
+with Z3_LOCK:
+    _concurrent(z3.main_ctx())  # terms the verifier makes in Z3's default context
+if os.environ.get("SPARSEFOLD_Z3_STRICT") == "1":
+    _strict()
 
 
 def as_int(x):
@@ -97,7 +175,7 @@ class Reading:
         self.mode = mode
         # a fresh context per reading: an answer must not depend on what else the process
         # asked Z3 before (term ids steer Z3's heuristics, and so the rlimit a query needs)
-        self.ctx = ctx if ctx is not None else z3.Context()
+        self.ctx = ctx if ctx is not None else new_context()
         self.vars: dict[str, z3.ArithRef] = {}
         self.axioms: list[z3.BoolRef] = []
         self._pairs: dict[tuple[int, int], tuple[z3.ArithRef, z3.ArithRef]] = {}

@@ -48,7 +48,7 @@ import functools
 import z3
 
 from sparsefold.spec import sizes as sz
-from sparsefold.spec.sizes_z3 import Reading
+from sparsefold.spec.sizes_z3 import Reading, new_context, serialized
 from sparsefold.verify.results import PROVED, REFUTED, UNKNOWN
 
 __all__ = ["prove_coverage", "prove_reorder", "REORDER_STATEMENT", "RLIMIT"]
@@ -60,6 +60,7 @@ REORDER_STATEMENT = ("placement start(r) + k of the k-th entry of row r (start: 
                      "(r, k), for all row counts")
 
 
+@serialized
 def _check(rd: Reading, facts: list, goal, assumed: tuple = ()) -> str:
     solver = z3.Solver(ctx=rd.ctx)
     solver.add(*[rd.pred(e) for e in assumed])
@@ -70,6 +71,7 @@ def _check(rd: Reading, facts: list, goal, assumed: tuple = ()) -> str:
     return PROVED if answer == z3.unsat else REFUTED if answer == z3.sat else UNKNOWN
 
 
+@serialized
 def _entry(rd: Reading, piece, tag: str):
     """Z3 variables of one entry of ``piece`` (leaf coordinates, free variables), its
     domain (in bounds, guard true) and its output coordinates."""
@@ -88,6 +90,7 @@ def _entry(rd: Reading, piece, tag: str):
 
 
 @functools.lru_cache(maxsize=1024)
+@serialized
 def prove_coverage(pieces: tuple, shape: tuple, accumulate: bool = False,
                    assumed: tuple = ()) -> tuple[tuple[str, str], ...]:
     """``(obligation, status)`` for the pieces of one view of ``shape`` (see the module).
@@ -117,6 +120,7 @@ def prove_coverage(pieces: tuple, shape: tuple, accumulate: bool = False,
     return tuple(out)
 
 
+@serialized
 def _round_trip(piece, shape, assumed) -> str:
     rd = Reading("direct")
     env, domain, coords = _entry(rd, piece, "a")
@@ -145,9 +149,10 @@ def _round_trip(piece, shape, assumed) -> str:
 
 
 @functools.lru_cache(maxsize=1)
+@serialized
 def prove_reorder() -> tuple[tuple[str, str], ...]:
     """``(obligation, status)`` of the counting-sort placement (see the module)."""
-    ctx = z3.Context()
+    ctx = new_context()
     Int = z3.IntSort(ctx)
     cnt = z3.Function("cnt", Int, Int)
     start = z3.Function("start", Int, Int)

@@ -35,6 +35,7 @@ import z3
 
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.ir import Node, show_shape
+from sparsefold.spec.sizes_z3 import serialized
 from sparsefold.verify.encode import Encoder, RangeTerm, Trace, float_arithmetic, order_only
 from sparsefold.verify.obligations import Obligation, failing_part, holds
 from sparsefold.verify.programs import as_node, preconditions, size_parameters
@@ -107,6 +108,7 @@ class _Problem:
         return _range_facts(self, self.base + self.in_left + self.in_right)
 
 
+@serialized
 def _check(rd: Reading, assumptions, goal, rlimit=FACT_RLIMIT) -> bool:
     s = z3.Solver(ctx=rd.ctx)
     s.set("rlimit", rlimit)
@@ -144,6 +146,7 @@ def _mentions(e, v) -> bool:
     return any(_mentions(c, v) for c in e.children())
 
 
+@serialized
 def _segment(t: RangeTerm, name: str, start, length, valid) -> RangeTerm:
     body = t.body if start is None else z3.simplify(
         z3.substitute(t.body, (t.var, t.var + start)))
@@ -155,6 +158,7 @@ def _valid(t: RangeTerm):
     return t.valid if t.valid is not None else z3.BoolVal(True, t.var.ctx)
 
 
+@serialized
 def _range_facts(p: _Problem, assume) -> list[z3.BoolRef]:
     rd, terms, facts = p.rd, list(p.enc.ranges), []
     if not terms:
@@ -212,6 +216,7 @@ def _syntactic(name: str, ok: bool, note: str = "") -> Outcome:
     return Outcome(name, PROVED if ok else REFUTED, "syntactic", note=note)
 
 
+@serialized
 def prove_equal(lhs, rhs, *, when: sz.Expr | str | None = None, name: str | None = None,
                 rlimit: int = RLIMIT, dtype: str = "float64",
                 lhs_requires: tuple[sz.Expr, ...] = (), rhs_requires: tuple[sz.Expr, ...] = (),
@@ -352,6 +357,7 @@ def _value(lhs: Node, rhs: Node, value_in, confirm, notes_of, rlimit: int) -> Ou
                    notes_of(d, "exact"))
 
 
+@serialized
 def _vacuity(assume) -> Outcome | None:
     rd = Reading("direct")
     s = z3.Solver(ctx=rd.ctx)
@@ -366,6 +372,7 @@ def _vacuity(assume) -> Outcome | None:
     return None
 
 
+@serialized
 def _some_sizes(assume) -> dict[str, int]:
     """Small sizes satisfying the assumptions (for syntactic counterexamples)."""
     rd = Reading("direct")
@@ -387,6 +394,7 @@ def _some_sizes(assume) -> dict[str, int]:
     return {}
 
 
+@serialized
 def _sized(ob: Obligation, lhs: Node, rhs: Node, rlimit: int) -> Outcome:
     """A size-level obligation: decided by Z3, confirmed by the Python reading and then
     replayed through the interpreter."""
@@ -411,6 +419,7 @@ def _sized(ob: Obligation, lhs: Node, rhs: Node, rlimit: int) -> Outcome:
     return Outcome(ob.name, d.status, d.method, d.seconds, d.bound, d.extra, d.note)
 
 
+@serialized
 def smt2(lhs, rhs, *, when=None, obligation: str = "value", mode: str = "staged") -> str:
     """The SMT-LIB text of one obligation's query (its negation, to be shown ``unsat``)."""
     lhs, rhs = as_node(lhs), as_node(rhs)

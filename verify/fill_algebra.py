@@ -21,6 +21,7 @@ import numpy as np
 import z3
 
 from sparsefold.spec.functions import ElementwiseFunction
+from sparsefold.spec.sizes_z3 import new_context, serialized
 from sparsefold.verify.zero_algebra import KINDS, Fact, _decide, _read_kind, _Reader, _Unread
 
 __all__ = ["prove_fill_values", "FILL_SAMPLES"]
@@ -29,6 +30,7 @@ FILL_SAMPLES = {"f": (0.0, -0.0, 1.0, -2.0, 0.5, float("nan"), float("inf")),
                 "i": (0, 1, -2, 3), "b": (False, True)}
 
 
+@serialized
 def prove_fill_values(fn: ElementwiseFunction) -> list[Fact]:
     """``fills[kind]``: at every tuple of sample fills of ``kind`` (where NumPy computes
     without an integer error), ``f``'s C reading is 0 exactly when NumPy's ``f`` is; and,
@@ -38,7 +40,7 @@ def prove_fill_values(fn: ElementwiseFunction) -> list[Fact]:
     for kind, samples in FILL_SAMPLES.items():
         if _read_kind(fn, kind) is not None:
             continue
-        ctx = z3.Context()
+        ctx = new_context()
         rd = _Reader(ctx, kind)
         text = fn.c_text(kind)
         t0 = time.perf_counter()
@@ -78,10 +80,11 @@ def _show_sample(v) -> str:
     return repr(v) if not isinstance(v, float) or v == v else "nan"
 
 
+@serialized
 def _prove_fill_form(fn: ElementwiseFunction) -> Fact:
     """``where(False, x, c) == c`` and ``where(True, x, c) == x`` bit for bit (NaN and
     ``-0.0`` included), for every double ``x`` and ``c``: a filled input's reading."""
-    ctx = z3.Context()
+    ctx = new_context()
     rd = _Reader(ctx, "f")
     x, c = rd.var("x"), rd.var("c")
     text = fn.c_text("f")

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import z3
 
+from sparsefold.spec.sizes_z3 import serialized
+
 __all__ = ["FACTS", "WRONG_FACTS", "prove_facts"]
 
 
@@ -33,6 +35,7 @@ def _norm(v, n):
     return z3.If(v < 0, v + n, v)
 
 
+@serialized
 def _setup():
     n, big_k = z3.Ints("n K")
     idx = z3.Function("idx", z3.IntSort(), z3.IntSort())
@@ -60,6 +63,7 @@ def _facts(wrong: bool):
     }
 
 
+@serialized
 def _prove(assumptions, claim, timeout_ms: int) -> str:
     s = z3.Solver()
     s.set("timeout", timeout_ms)

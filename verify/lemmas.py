@@ -28,6 +28,8 @@ from dataclasses import dataclass
 
 import z3
 
+from sparsefold.spec.sizes_z3 import new_context, serialized
+
 __all__ = ["Lemma", "LEMMAS", "prove_lemma", "all_proved"]
 
 RLIMIT = 2_000_000
@@ -104,10 +106,11 @@ LEMMAS: tuple[Lemma, ...] = (
 
 
 @functools.cache
+@serialized
 def prove_lemma(name: str) -> tuple[str, float]:
     """``("proved" | "refuted" | "unknown", seconds)`` for the lemma called ``name``."""
     # a fresh context: the answer must not depend on what else this process has asked Z3
-    ctx = z3.Context()
+    ctx = new_context()
     premises, conclusion = _FORMULAS[name](ctx)
     s = z3.Solver(ctx=ctx)
     s.set("rlimit", RLIMIT)

@@ -27,6 +27,7 @@ from sparsefold.spec.compute import Input, symbolic_input
 from sparsefold.spec.errors import IllFormedProgram
 from sparsefold.spec.ir import Node, ShapeOp
 from sparsefold.spec.ops_reshape import Split
+from sparsefold.spec.sizes_z3 import serialized
 from sparsefold.verify.counterexample import IndexCounterexample
 from sparsefold.verify.obligations import Obligation, holds, obligations, properties
 from sparsefold.verify.results import (
@@ -79,6 +80,7 @@ def _show(v) -> str:
     return str(v)
 
 
+@serialized
 def _decide(node: ShapeOp, ob: Obligation) -> Outcome:
     def build(mode):
         reading = Reading(mode)

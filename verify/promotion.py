@@ -27,6 +27,7 @@ import numpy as np
 import z3
 
 from sparsefold.spec import promotion
+from sparsefold.spec.sizes_z3 import new_context, serialized
 
 __all__ = ["PromotionReport", "prove_promotion", "PROMOTION_STATEMENT"]
 
@@ -48,12 +49,13 @@ class PromotionReport:
         return all(s == "proved" for s in self.statuses.values())
 
 
+@serialized
 def prove_promotion(table=None) -> PromotionReport:
     """Prove the properties of the module docstring for ``table`` (``{(dtype, dtype):
     dtype}``; default: ``spec.promotion.STANDARD``; a test hands it wrong ones)."""
     table = promotion.STANDARD if table is None else table
     t0 = time.perf_counter()
-    ctx = z3.Context()
+    ctx = new_context()
     names = list(promotion.DTYPE_NAMES)
     sort, consts = z3.EnumSort("DType", names, ctx=ctx)
     by_name = dict(zip(names, consts))

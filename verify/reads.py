@@ -28,7 +28,7 @@ from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input, Map, Reduce
 from sparsefold.spec.ir import Node, ShapeOp
 from sparsefold.spec.ops_axes import BroadcastTo
-from sparsefold.spec.sizes_z3 import Reading
+from sparsefold.spec.sizes_z3 import Reading, serialized
 from sparsefold.verify.coverage import RLIMIT
 from sparsefold.verify.results import PROVED, REFUTED, UNKNOWN
 
@@ -79,6 +79,7 @@ def located_reads(node: Node, coords: tuple, guards: tuple = (), stop=frozenset(
     return []  # literals, sizes, coordinates: no read
 
 
+@serialized
 def prove_reads(reads, domain: tuple, assumed: tuple = ()) -> list[tuple[str, str]]:
     """``(read[n] of NAME, status)`` for each read (see the module); ``domain``: predicates
     over the coordinates' symbols."""

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import z3
 
+from sparsefold.spec.sizes_z3 import serialized
 from sparsefold.verify import lemmas
 from sparsefold.verify.results import BOUNDED, PROVED, REFUTED, UNKNOWN
 from sparsefold.verify.z3_reading import Reading
@@ -58,6 +59,7 @@ def _is_size(name: str) -> bool:
     return not name.startswith("_")
 
 
+@serialized
 def _solver(reading: Reading, assumptions, rlimit: int) -> z3.Solver:
     s = z3.Solver(ctx=reading.ctx)
     s.set("rlimit", rlimit)
@@ -146,6 +148,7 @@ def _work(s: z3.Solver) -> int:
     return int(stats.get_key_value("rlimit count")) if "rlimit count" in stats.keys() else 0
 
 
+@serialized
 def satisfiable(build_assumptions: Callable[[Reading], list], *, rlimit: int = RLIMIT) -> str:
     """``"sat"``, ``"unsat"`` or ``"unknown"`` for a set of assumptions (vacuity check)."""
     reading = Reading("direct")

@@ -47,6 +47,7 @@ import z3
 
 from sparsefold.spec.c_library import C_LIBRARY
 from sparsefold.spec.functions import FUNCTIONS, ElementwiseFunction, zero_preserving
+from sparsefold.spec.sizes_z3 import new_context, serialized
 from sparsefold.verify.zero_probe import probe_kind
 
 __all__ = ["Fact", "FunctionReport", "prove_function", "prove_functions", "KINDS", "PROBED"]
@@ -473,6 +474,7 @@ def _show(v) -> str:
     return str(v)
 
 
+@serialized
 def _decide(ctx, premise, goal) -> tuple[str, str]:
     s = z3.Solver(ctx=ctx)
     s.set("rlimit", RLIMIT)
@@ -487,6 +489,7 @@ def _decide(ctx, premise, goal) -> tuple[str, str]:
     return "unknown", s.reason_unknown()
 
 
+@serialized
 def prove_function(fn: ElementwiseFunction) -> FunctionReport:
     """The zero-algebra facts of ``fn`` in every kind its C text is read in."""
     facts: list[Fact] = []
@@ -496,7 +499,7 @@ def prove_function(fn: ElementwiseFunction) -> FunctionReport:
         if why is not None:
             unread[kind] = why
             continue
-        ctx = z3.Context()  # one per kind: the answers depend on nothing else asked
+        ctx = new_context()  # one per kind: the answers depend on nothing else asked
         rd = _Reader(ctx, kind)
         xs = [rd.var(f"x{p}") for p in range(fn.arity)]
         text = fn.c_text(kind)
