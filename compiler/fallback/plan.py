@@ -54,6 +54,12 @@ _MAX_ELEMENTS = 2**62
 _BUILTIN_SHAPE_OPS = frozenset(SHAPE_OPERATORS.values())
 _INPUT_KINDS = {("full", "pos"), ("pos",)}
 _BYTES_PER_ENTRY = 32  # a key, two coordinates and a value, roughly
+# The work rule (Budget.cells): one dense array may hold LINEAR_FACTOR times the elements
+# of the inputs (stored entries, dense arrays), the output when the kernel assembles it
+# densely too, and the longest extent — or DENSE_FLOOR elements, whichever is more: below
+# that, dense work costs well under a millisecond, less than waiting for a kernel (0.6 s).
+LINEAR_FACTOR = 4
+DENSE_FLOOR = 1 << 16
 
 
 class Unsupported(Exception):
@@ -153,6 +159,12 @@ class FallbackPlan:
             n.index_map().requires for n in nodes if isinstance(n, ShapeOp))
         self._requires = sz.python_function(preconditions)
         self._extents = sz.python_function(tuple(sz.product(n.shape) for n in nodes))
+        self._axes = sz.python_function(tuple(s for n in nodes for s in n.shape))
+        # the result's elements count as output when the kernel computes it densely (a
+        # dense format, or a sparse result the kernel converts from a dense one)
+        fmt_dense = self.fmt.is_dense or bool(dense_result)
+        self._out_cells = sz.python_function((sz.product(program.shape),)) if fmt_dense \
+            else None
 
     def __call__(self, values: dict[str, Any], library: str = "scipy"):
         """The result for ``values`` (input name -> array), as the compiled kernel returns
@@ -178,8 +190,8 @@ class FallbackPlan:
         if any(e > _MAX_ELEMENTS for e in extents):
             raise Declined("an array of more than 2**62 elements")
         limit = _memory_limit() // 4
-        ctx = Context(values, env, Budget(limit, limit // _BYTES_PER_ENTRY), self.contractions,
-                      self.sparse_valued)
+        budget = Budget(limit, limit // _BYTES_PER_ENTRY, self.linear_cells(values, env))
+        ctx = Context(values, env, budget, self.contractions, self.sparse_valued)
         for step, node in enumerate(self.order):
             c = self.contractions.get(id(node))
             args = [] if c else [ctx.values[id(o)] for o in node.operands()]
@@ -191,6 +203,17 @@ class FallbackPlan:
                 if self._last.get(id(o)) == step and o is not self.program:
                     ctx.values.pop(id(o), None)
         return self._result(ctx.values[id(self.program)], ctx, library)
+
+    def linear_cells(self, values: dict[str, Any], env: dict[str, int]) -> int:
+        """The most elements one dense array of this call may hold (:class:`Budget`)."""
+        stored = 0
+        for node in self.inputs:
+            a = values.get(node.name)
+            n = getattr(a, "nnz", None)
+            stored += int(n) if n is not None else int(np.size(a))
+        out = self._out_cells(env)[0] if self._out_cells is not None else 0
+        longest = max(self._axes(env), default=0)
+        return max(DENSE_FLOOR, LINEAR_FACTOR * (stored + int(out) + int(longest)))
 
     def _check_input(self, node: Input, value) -> None:
         if isinstance(value, Sparse):

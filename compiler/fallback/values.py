@@ -42,13 +42,19 @@ class Declined(Exception):
 
 
 class Budget:
-    """The memory a call may take: ``dense_bytes`` for one dense array the fallback
+    """What a call may take. Memory: ``dense_bytes`` for one dense array the fallback
     allocates (a dense result, a materialized dense operand), ``entries`` for the entries
     of any sparse value it expands (a few times the inputs' and the output's: memory
-    O(inputs + output)). Exceeding either declines the call."""
+    O(inputs + output)). Work: ``cells``, the most elements one dense array may hold —
+    the compiled kernels' cost rule (``compiler/cost.py``: work bounded by stored entries,
+    output and extents, never rows x cols), so the first answer grows as the kernel does.
+    Exceeding any declines the call (it then waits for its kernel). ``peak_cells``: the
+    largest dense array allowed so far (what the scale tests read)."""
 
-    def __init__(self, dense_bytes: int, entries: int):
+    def __init__(self, dense_bytes: int, entries: int, cells: int | None = None):
         self.dense_bytes, self.entries = int(dense_bytes), int(entries)
+        self.cells = None if cells is None else int(cells)
+        self.peak_cells = 0
 
     def dense(self, shape: tuple[int, ...], dtype: np.dtype, what: str) -> None:
         n = 1
@@ -57,12 +63,16 @@ class Budget:
         if n * np.dtype(dtype).itemsize > self.dense_bytes:
             raise Declined(f"{what}: a dense array of shape {tuple(shape)} is over the "
                            f"fallback's memory budget")
+        if self.cells is not None and n > self.cells:
+            raise Declined(f"{what}: a dense array of shape {tuple(shape)} is work in rows x "
+                           f"columns, over the {self.cells} elements the inputs' entries, "
+                           f"the output and the extents allow (the kernel's cost rule)")
+        self.peak_cells = max(self.peak_cells, n)
 
     def sparse(self, count: int, what: str) -> None:
         if count > self.entries:
             raise Declined(f"{what}: {count} entries is over the fallback's budget of "
                            f"{self.entries}")
-
 
 def linear_keys(coords: tuple[np.ndarray, ...], shape: tuple[int, ...]) -> np.ndarray:
     """Row-major linear keys of ``coords`` in ``shape`` (int64)."""
