@@ -148,3 +148,30 @@ def test_generated_programs_on_the_fallback_alone_grow_linearly(case):
         f"{case.source} out={case.out}: the fallback's peak memory grew {peak_lo} -> "
         f"{peak_hi} bytes while stored sizes grew {s_lo} -> {s_hi} "
         f"({'answered' if answered else 'declined'} at 4N)")
+
+
+def test_the_fallback_stops_at_its_deadline():
+    # past the time building the kernel would take, the fallback declines between steps
+    import time
+
+    from sparsefold.compiler.fallback import SLOWER_THAN_BUILDING
+    a, b = _matrix(200, 6), _matrix(200, 7)
+    plan, values, library = fallback_of(JitFunction(lambda x, y: (x + y) * 2, None,
+                                                    wait=True), a, b)
+    with pytest.raises(Declined, match=SLOWER_THAN_BUILDING):
+        plan(values, library, time.perf_counter() - 1.0)
+    got = plan(values, library, time.perf_counter() + 600.0)
+    np.testing.assert_array_equal(got.toarray(), (a.toarray() + b.toarray()) * 2)
+
+
+def test_a_tiered_call_waits_when_the_fallback_would_take_longer(monkeypatch):
+    # the policy: with a build estimate of 0 s, any fallback run is slower than building;
+    # the call waits, gets the kernel's answer, and later calls do not try the fallback
+    from sparsefold import tiering
+    monkeypatch.setattr(tiering, "build_estimate", lambda kernel: -1.0)
+    a, b = _matrix(300, 8), _matrix(300, 9)
+    f = sf.jit(lambda x, y: sf.maximum(x, y) * 3 - x, wait=False)
+    got = f(a, b)
+    np.testing.assert_array_equal(got.toarray(),
+                                  np.maximum(a.toarray(), b.toarray()) * 3 - a.toarray())
+    assert tiering.last_call()["answered"] in ("waited", "kernel")
