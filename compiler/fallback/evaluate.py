@@ -43,7 +43,7 @@ from sparsefold.compiler.fallback.located import (
     projected,
     spread,
 )
-from sparsefold.compiler.fallback.matrices import matrices
+from sparsefold.compiler.fallback.matrices import matrices, union_csr
 from sparsefold.compiler.fallback.values import (
     I64,
     Broadcast,
@@ -206,6 +206,13 @@ def eval_map(node: Map, args: list, ctx: Context):
         if quick is not None:
             return quick
     materialized = {d: args[d].materialize(budget) for d in sparse}
+    if len(shape) == 2 and len(sparse) >= 2:  # matrices: scipy's row merges
+        budget.sparse(sum(materialized[d].nnz for d in sparse), f"map {fn.name}")
+        indptr, indices, positions = union_csr([materialized[d] for d in sparse])
+        n = indices.shape[0]
+        ops = [spread_values(materialized[d], positions[sparse.index(d)], n)
+               if d in materialized else v.operand(()) for d, v in enumerate(args)]
+        return Sparse(shape, _sized(apply(node, ops), n), background, csr=(indptr, indices))
     keys, positions = union([materialized[d] for d in sparse])
     budget.sparse(keys.shape[0], f"map {fn.name}")
     n = keys.shape[0]

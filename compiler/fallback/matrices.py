@@ -8,7 +8,7 @@ import numpy as np
 from sparsefold.compiler.fallback.values import I64, Sparse, is_zero
 from sparsefold.spec.compute import Map
 
-__all__ = ["matrices", "csr_structure"]
+__all__ = ["matrices", "csr_structure", "union_csr"]
 
 
 _SCIPY_OPS = {"add": lambda x, y: x + y, "subtract": lambda x, y: x - y,
@@ -70,3 +70,34 @@ def matrices(node: Map, args: list) -> Sparse | None:
             vals[found.data - 1] = result.data
             result = entries
     return Sparse(shape, vals, 0, csr=(result.indptr, result.indices))
+
+
+def union_csr(values: list[Sparse]) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """The entries stored by any of ``values`` (sparse matrices of one shape) as CSR
+    arrays, and for each value where each of its entries lands among them — by scipy's
+    row merges: the union of the boolean structures (a logical or, which drops nothing),
+    then each value's positions read off the union's numbered entries (an elementwise
+    product with its structure, in its own canonical order). Linear in the entries; the
+    merge of linear keys it replaces binary-searched one operand in the other."""
+    import scipy.sparse as sp
+    shape = values[0].shape
+
+    def ones(v):
+        indptr, indices = csr_structure(v)
+        m = sp.csr_array((np.ones(v.nnz, dtype=bool), indices, indptr), shape=shape)
+        m.has_canonical_format = True
+        return m
+    structures = [ones(v) for v in values]
+    union = structures[0]
+    for m in structures[1:]:
+        union = union + m
+    union = sp.csr_array(union)
+    union.has_canonical_format = True
+    numbered = sp.csr_array((np.arange(1, union.nnz + 1, dtype=I64), union.indices,
+                             union.indptr), shape=shape)
+    numbered.has_canonical_format = True
+    positions = []
+    for m in structures:
+        at = sp.csr_array(numbered.multiply(m))
+        positions.append(np.asarray(at.data, dtype=I64) - 1)
+    return union.indptr, union.indices, positions
