@@ -76,10 +76,13 @@ class Context:
     contraction plans found for the program's reductions (``contract.py``)."""
 
     def __init__(self, arrays: dict, env: dict[str, int], budget: Budget, contractions: dict,
-                 sparse_valued: frozenset = frozenset()):
+                 sparse_valued: frozenset = frozenset(), transposed: frozenset = frozenset()):
         self.arrays, self.env, self.budget = arrays, env, budget
         self.contractions = contractions
         self.sparse_valued = sparse_valued  # ids of sparse-valued reductions (contract.py)
+        # ids of CSC inputs read only through a transpose: valued as that transpose, whose
+        # row-major CSR their arrays are (``A.T`` of a CSC ``A`` costs nothing)
+        self.transposed = transposed
         self.values: dict[int, object] = {}  # node id -> its value, as evaluated
 
     def shape(self, node: Node) -> tuple[int, ...]:
@@ -89,7 +92,11 @@ class Context:
 def evaluate_node(node: Node, args: list, ctx: Context):
     """The value of ``node`` from its operands' values ``args``."""
     if isinstance(node, Input):
+        if id(node) in ctx.transposed:
+            return eval_input_transposed(node, ctx)
         return eval_input(node, ctx)
+    if isinstance(node, PermuteDims) and id(node.arg) in ctx.transposed:
+        return args[0]  # the input was valued as this transpose
     if isinstance(node, Literal):
         return Scalar((), node.dtype, node.typed_value())
     if isinstance(node, SizeOf):
@@ -108,6 +115,26 @@ def evaluate_node(node: Node, args: list, ctx: Context):
 
 
 # --- one function per node kind -------------------------------------------------------------
+
+def transposed_only(node: Node, consumers: list[Node]) -> bool:
+    """Is ``node`` a CSC matrix input whose every consumer transposes it?"""
+    return isinstance(node, Input) and node.format.kinds == ("full", "pos") and \
+        node.format.mode_order == (1, 0) and bool(consumers) and all(
+            isinstance(c, PermuteDims) and tuple(c.perm) == (1, 0) for c in consumers)
+
+
+def eval_input_transposed(node: Input, ctx: Context) -> Sparse:
+    """A CSC input's transpose (:func:`transposed_only`): its arrays, validated as
+    :func:`eval_input` validates them, read as the CSR arrays of the transpose."""
+    value = ctx.arrays[node.name]
+    shape = ctx.shape(node)
+    levels = sparse_levels(value, node, node.name)
+    pos = levels["pos1"]
+    nnz = int(pos[-1])
+    crd = levels["crd1"][:nnz]
+    check_range(node.name, "indices", crd, shape[0])
+    return Sparse((shape[1], shape[0]), levels["val"][:nnz], 0, csr=(pos, crd))
+
 
 def eval_input(node: Input, ctx: Context):
     """spec.compute.Input: a dense array in place, or a sparse one's validated, canonical

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from sparsefold.compiler.fallback.contract import find_contraction, sparse_valued_reduction
-from sparsefold.compiler.fallback.evaluate import Context, evaluate_node
+from sparsefold.compiler.fallback.evaluate import Context, evaluate_node, transposed_only
 from sparsefold.compiler.fallback.located import nonzeros
 from sparsefold.compiler.fallback.values import (
     I64,
@@ -150,6 +150,13 @@ class FallbackPlan:
             for o in (c.operands() if c else n.operands()):
                 last[id(o)] = step
         self._last = last  # values are dropped after their last use
+        consumers: dict[int, list[Node]] = {}
+        for n in self.order:
+            c = self.contractions.get(id(n))
+            for o in (c.operands() if c else n.operands()):
+                consumers.setdefault(id(o), []).append(n)
+        self._transposed = frozenset(id(n) for n in self.order if n is not program and
+                                     transposed_only(n, consumers.get(id(n), [])))
         self.inputs = [n for n in nodes if isinstance(n, Input)]
         # a float product annihilates only beside finite operands: the kernel checks its
         # inputs and otherwise runs an exact variant; the fallback then declines
@@ -195,7 +202,8 @@ class FallbackPlan:
             raise Declined("an array of more than 2**62 elements")
         limit = _memory_limit() // 4
         budget = Budget(limit, limit // _BYTES_PER_ENTRY, self.linear_cells(values, env))
-        ctx = Context(values, env, budget, self.contractions, self.sparse_valued)
+        ctx = Context(values, env, budget, self.contractions, self.sparse_valued,
+                      self._transposed)
         for step, node in enumerate(self.order):
             if deadline is not None and time.perf_counter() > deadline:
                 raise Declined(SLOWER_THAN_BUILDING)

@@ -189,3 +189,17 @@ def test_row_and_column_slices_of_csr_on_the_fallback(key):
     a, b = _matrix(40, 10, per_row=4), _matrix(40, 11, per_row=4)
     compiled, got = run_both(lambda x, y: x[key] * 2 + y[key], a, b, out="csr")
     assert not differences(compiled, got)
+
+
+@pytest.mark.parametrize("name", ["A.T @ x", "A.T + B", "A.T * 2 - A.T", "A.T + A"])
+def test_a_csc_input_read_through_its_transpose(name):
+    # a CSC input whose every use transposes it is valued as the transpose (its arrays are
+    # the transpose's CSR); used directly too ("A.T + A"), it is read as before
+    a = _matrix(50, 12, per_row=5).tocsc()
+    b = _matrix(50, 13, per_row=5)
+    x = np.arange(50, dtype=np.float64)
+    fns = {"A.T @ x": (lambda p, q, v: p.T @ v), "A.T + B": (lambda p, q, v: p.T + q),
+           "A.T * 2 - A.T": (lambda p, q, v: p.T * 2 - p.T),
+           "A.T + A": (lambda p, q, v: p.T + p)}
+    compiled, got = run_both(fns[name], a, b, x)
+    assert not differences(compiled, got)
