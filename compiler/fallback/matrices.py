@@ -13,6 +13,7 @@ __all__ = ["matrices", "csr_structure", "union_csr"]
 
 _SCIPY_OPS = {"add": lambda x, y: x + y, "subtract": lambda x, y: x - y,
               "multiply": lambda x, y: x.multiply(y)}
+_NUMPY_OPS = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply}
 _SCIPY_FAST = frozenset(np.dtype(t) for t in ("int32", "int64", "float32", "float64",
                                               "complex64", "complex128"))
 
@@ -24,6 +25,13 @@ def csr_structure(v: Sparse) -> tuple[np.ndarray, np.ndarray]:
     indptr = np.zeros(v.shape[0] + 1, dtype=I64)
     np.cumsum(np.bincount(rows, minlength=v.shape[0]), out=indptr[1:])
     return indptr, cols
+
+
+def _same_structure(x: Sparse, y: Sparse) -> bool:
+    """Do ``x`` and ``y`` hold the very same CSR arrays (values made from one operand's
+    entries share them)?"""
+    return x.csr is not None and y.csr is not None and x.csr[0] is y.csr[0] and \
+        x.csr[1] is y.csr[1]
 
 
 def matrices(node: Map, args: list) -> Sparse | None:
@@ -41,6 +49,10 @@ def matrices(node: Map, args: list) -> Sparse | None:
         return None
     import scipy.sparse as sp
     shape = x.shape
+    if _same_structure(x, y):  # one pattern: the entries are its, values combined in place
+        with np.errstate(all="ignore"):
+            vals = _NUMPY_OPS[name](x.vals, y.vals).astype(node.dtype, copy=False)
+        return Sparse(shape, np.ascontiguousarray(vals), 0, csr=x.csr)
 
     def matrix(v, data):
         if isinstance(v, Sparse):
@@ -81,6 +93,11 @@ def union_csr(values: list[Sparse]) -> tuple[np.ndarray, np.ndarray, list[np.nda
     merge of linear keys it replaces binary-searched one operand in the other."""
     import scipy.sparse as sp
     shape = values[0].shape
+    if all(_same_structure(values[0], v) for v in values[1:]):
+        # one pattern (maps of one operand: ``where(A > 0, exp(A), 0)``): no merge
+        indptr, indices = values[0].csr
+        every = np.arange(values[0].nnz, dtype=I64)
+        return indptr, indices, [every] * len(values)
 
     def ones(v):
         indptr, indices = csr_structure(v)
