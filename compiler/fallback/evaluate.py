@@ -293,6 +293,20 @@ def eval_reduce(node: Reduce, arg, ctx: Context):
             combine_background(monoid, acc, np.asarray([extent - entries.nnz]),
                                entries.background)
         return DenseArray(acc.reshape(out_shape), sparse_valued)
+    background = entries.background
+    if entries.csr is not None and len(in_shape) == 2 and monoid.name == "sum" and \
+            dtype == np.float64 and is_zero(background):
+        indptr, indices = entries.csr
+        vals = entries.vals.astype(dtype, copy=False)
+        if tuple(node.axes) == (0,):  # the column of each entry is its cell
+            acc = np.bincount(indices, weights=vals, minlength=in_shape[1])
+        else:  # each row's entries are contiguous: one sum per non-empty row, in order
+            acc = np.zeros(in_shape[0], dtype)
+            starts = np.asarray(indptr[:-1])
+            filled = np.diff(indptr) > 0
+            if filled.any():
+                acc[filled] = np.add.reduceat(vals, starts[filled])
+        return DenseArray(acc.astype(dtype, copy=False).reshape(out_shape), sparse_valued)
     kept = tuple(c for d, c in enumerate(entries.coords) if d not in node.axes)
     cells = 1
     for n in out_shape:
@@ -304,7 +318,6 @@ def eval_reduce(node: Reduce, arg, ctx: Context):
     else:
         acc = np.full(cells, monoid.start(dtype), dtype=dtype)
         monoid.combine.at(acc, keys, vals)
-    background = entries.background
     if not (monoid.name == "sum" and is_zero(background)) and extent:
         unvisited = extent - np.bincount(keys, minlength=cells)
         combine_background(monoid, acc, unvisited, background)

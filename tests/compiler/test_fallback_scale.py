@@ -203,3 +203,15 @@ def test_a_csc_input_read_through_its_transpose(name):
            "A.T + A": (lambda p, q, v: p.T + p)}
     compiled, got = run_both(fns[name], a, b, x)
     assert not differences(compiled, got)
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_row_and_column_sums_of_csr_on_the_fallback(axis):
+    # one bincount over the columns, or one sum per non-empty row (empty rows and a last
+    # empty row included)
+    a = _matrix(30, 14, per_row=3)
+    a = sp.csr_array(a.multiply(np.arange(30)[:, None] % 4 != 1))  # every 4th row empty
+    a.eliminate_zeros()
+    a = sp.csr_array(sp.vstack([a, sp.csr_array((2, 30))]))
+    compiled, got = run_both(lambda x: sf.sum(x[::-1] * 2, axis=axis), a)
+    assert not differences(compiled, got)
