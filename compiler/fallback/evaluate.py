@@ -63,7 +63,7 @@ from sparsefold.spec.compute import Input, Iota, Literal, Map, Reduce, SizeOf
 from sparsefold.spec.formats import Format
 from sparsefold.spec.functions import get_monoid
 from sparsefold.spec.ir import Node, ShapeOp
-from sparsefold.spec.ops_axes import BroadcastTo, PermuteDims
+from sparsefold.spec.ops_axes import BroadcastTo, ExpandDims, PermuteDims
 from sparsefold.spec.ops_index import Slice
 from sparsefold.storage.dense import dense_operand
 from sparsefold.storage.levels import check_range, sparse_levels
@@ -279,6 +279,10 @@ def eval_reduce(node: Reduce, arg, ctx: Context):
         raise Declined(f"{monoid} over a zero-length axis (the kernel reports it)")
     budget, dtype = ctx.budget, node.dtype
     budget.dense(out_shape, dtype, f"the result of {monoid}")
+    if isinstance(arg, MapLocated) and not sparse_valued:
+        quick = _reduce_map_of_entries(node, arg, ctx, monoid, out_shape)
+        if quick is not None:
+            return quick
     if isinstance(arg, Located):
         full = arg.full(budget)
         kwargs = {"dtype": dtype} if monoid.takes_dtype else {}
@@ -322,6 +326,121 @@ def eval_reduce(node: Reduce, arg, ctx: Context):
         unvisited = extent - np.bincount(keys, minlength=cells)
         combine_background(monoid, acc, unvisited, background)
     return DenseArray(acc.reshape(out_shape), sparse_valued)
+
+
+def _sparse_leaves(v, axes: frozenset, shape) -> list | None:
+    """The sparse values (of ``shape``) a tree of located maps reads, when every other
+    leaf is constant along the reduced ``axes`` (a dense array broadcast along them, a
+    literal): then away from the leaves' entries the tree's value depends on the output
+    cell alone. None when it is not such a tree."""
+    if isinstance(v, (Sparse, Broadcast)):
+        return [v] if tuple(v.shape) == tuple(shape) else None
+    if isinstance(v, MapLocated) and tuple(v.shape) == tuple(shape):
+        leaves: list = []
+        for a in v.args:
+            found = _sparse_leaves(a, axes, shape)
+            if found is None:
+                return None
+            leaves += found
+        return leaves
+    if isinstance(v, Located) and not _reads_sparse(v):
+        lead = len(shape) - len(v.shape)  # (a map's operands align to the right)
+        return [] if _constant_along(v, frozenset(d - lead for d in axes if d >= lead)) \
+            else None
+    return None
+
+
+def _constant_along(v, axes: frozenset) -> bool:
+    """Does ``v`` (located, reading no sparse value) take one value along ``axes`` (of its
+    own shape)? Size-1 axes, the stretched axes of a broadcast, maps of such values."""
+    if all(v.shape[d] == 1 for d in axes):
+        return True
+    if isinstance(v, MapLocated):
+        return all(_constant_along(a, frozenset(d - (len(v.shape) - len(a.shape))
+                                                for d in axes
+                                                if d >= len(v.shape) - len(a.shape)))
+                   for a in v.args)
+    if isinstance(v, ShapeLocated) and isinstance(v.node, BroadcastTo):
+        (a,) = v.operands
+        lead = len(v.shape) - len(a.shape)
+        return _constant_along(a, frozenset(d - lead for d in axes
+                                            if d >= lead and a.shape[d - lead] != 1))
+    if isinstance(v, ShapeLocated) and isinstance(v.node, ExpandDims):
+        (a,) = v.operands
+        k = v.node.axis % len(v.shape)
+        return _constant_along(a, frozenset(d - (d > k) for d in axes if d != k))
+    return False
+
+
+def _reads_sparse(v) -> bool:
+    if isinstance(v, (Sparse, Broadcast)):
+        return True
+    if isinstance(v, MapLocated):
+        return any(_reads_sparse(a) for a in v.args)
+    if isinstance(v, ShapeLocated):
+        return any(_reads_sparse(a) for a in v.operands)
+    return False
+
+
+def _at_background(v, coords):
+    """``v`` (a tree :func:`_sparse_leaves` accepts) at ``coords`` with every sparse leaf
+    at its background."""
+    if isinstance(v, (Sparse, Broadcast)):
+        return np.asarray(v.background)
+    if isinstance(v, MapLocated):
+        return apply(v.node, [_at_background(a, projected(coords, a.shape, v.shape))
+                              for a in v.args])
+    return v.operand(coords)
+
+
+def _reduce_map_of_entries(node: Reduce, arg: MapLocated, ctx: Context, monoid,
+                           out_shape) -> DenseArray | None:
+    """A reduction of a dense-valued map of sparse values and cell-constant operands
+    (``sum((A - mean(A, axis=1, keepdims=True)) ** 2, axis=1)``: var, std) in work linear
+    in the entries and the output, as the kernels' background rule computes it
+    (``compiler/background.py``): the map at the union of its sparse leaves' entries,
+    combined per output cell, then its value away from them — the same at every such
+    coordinate of a cell — once per coordinate of the cell no entry covers."""
+    shape = arg.shape
+    axes = frozenset(node.axes)
+    if monoid.name not in ("sum", "max", "min", "any", "all"):
+        return None
+    leaves = _sparse_leaves(arg, axes, shape)
+    if not leaves:
+        return None
+    budget, dtype = ctx.budget, node.dtype
+    keys, _ = union([leaf.materialize(budget) for leaf in leaves])
+    coords = unravel(keys, shape) if shape else ()
+    vals = np.broadcast_to(np.asarray(arg.at(coords)), keys.shape).astype(dtype, copy=False)
+    kept = tuple(c for d, c in enumerate(coords) if d not in axes)
+    cells = 1
+    for n in out_shape:
+        cells *= n
+    extent = 1
+    for a in axes:
+        extent *= shape[a]
+    cell = linear_keys(kept, out_shape) if kept else np.zeros(keys.shape[0], I64)
+    if monoid.name == "sum" and dtype == np.float64:
+        acc = np.bincount(cell, weights=vals, minlength=cells).astype(dtype, copy=False)
+    else:
+        acc = np.full(cells, monoid.start(dtype), dtype=dtype)
+        monoid.combine.at(acc, cell, vals)
+    unvisited = extent - np.bincount(cell, minlength=cells)
+    missing = unvisited > 0
+    if missing.any():
+        # each cell's coordinates in the map's shape, any position along the reduced axes
+        # (the tree is constant along them away from the entries)
+        out_coords = iter(np.unravel_index(np.flatnonzero(missing), out_shape)
+                          if out_shape else ())
+        at = tuple(np.zeros(1, I64) if d in axes else next(out_coords)
+                   for d in range(len(shape)))
+        back = np.broadcast_to(np.asarray(_at_background(arg, at)).astype(dtype, copy=False),
+                               (int(missing.sum()),))
+        if monoid.name == "sum":
+            acc[missing] += back * unvisited[missing]
+        else:
+            acc[missing] = monoid.combine(acc[missing], back)
+    return DenseArray(acc.reshape(out_shape))
 
 
 def combine_background(monoid, out: np.ndarray, unvisited: np.ndarray, value) -> None:

@@ -215,3 +215,29 @@ def test_row_and_column_sums_of_csr_on_the_fallback(axis):
     a = sp.csr_array(sp.vstack([a, sp.csr_array((2, 30))]))
     compiled, got = run_both(lambda x: sf.sum(x[::-1] * 2, axis=axis), a)
     assert not differences(compiled, got)
+
+
+REDUCED_MAPS = {
+    "var(A, axis=1)": lambda a, b, e, r: sf.var(a, axis=1),
+    "var(A, axis=0)": lambda a, b, e, r: sf.var(a, axis=0),
+    "std(A, axis=0)": lambda a, b, e, r: sf.std(a, axis=0),
+    "var(a + b)": lambda a, b, e, r: sf.var(a + b),
+    "mean(exp(A), axis=1)": lambda a, b, e, r: sf.mean(sf.exp(a), axis=1),
+    "max(A + e, axis=1)": lambda a, b, e, r: sf.max(a + e, axis=1),
+    "min(A - r, axis=0)": lambda a, b, e, r: sf.min(a - r, axis=0),
+    "sum(A * 2 + e, axis=1)": lambda a, b, e, r: sf.sum(a * 2 + e, axis=1),
+    "sum(A + e, axis=0) (e varies along the axis)": lambda a, b, e, r: sf.sum(a + e, axis=0),
+}
+
+
+@pytest.mark.parametrize("name", list(REDUCED_MAPS))
+def test_reductions_of_dense_valued_maps_on_the_fallback(name):
+    # the map at the entries, then its value away from them once per uncovered coordinate
+    # of each cell (the kernels' background rule); the same answer as the kernel
+    rng = np.random.default_rng(15)
+    a = _matrix(60, 16, per_row=4)
+    a = sp.csr_array(sp.vstack([a[:59], sp.csr_array((1, 60))]))  # an empty row
+    b = _matrix(60, 17, per_row=4)
+    e, r = rng.random((60, 1)), rng.random(60)
+    compiled, got = run_both(REDUCED_MAPS[name], a, b, e, r)
+    assert not differences(compiled, got)
