@@ -299,7 +299,8 @@ def eval_reduce(node: Reduce, arg, ctx: Context):
         return DenseArray(acc.reshape(out_shape), sparse_valued)
     background = entries.background
     if entries.csr is not None and len(in_shape) == 2 and monoid.name == "sum" and \
-            dtype == np.float64 and is_zero(background):
+            is_zero(background) and dtype.kind in "iufc" and \
+            (dtype == np.float64 or tuple(node.axes) == (1,)):
         indptr, indices = entries.csr
         vals = entries.vals.astype(dtype, copy=False)
         if tuple(node.axes) == (0,):  # the column of each entry is its cell
