@@ -534,7 +534,7 @@ def _plan_elementwise(root: Node, space_node: Node, fmt: Format, exact: bool,
     _collapse_for_line(root, operands, lattice, ndim)
     dense_out = fmt.is_dense or reduction is not None or lattice.universe
     if reduction is not None:
-        assembly = "accumulate"
+        assembly = _reduced_assembly(reduction, fmt)
     elif dense_out:
         assembly = "dense"
     else:
@@ -582,8 +582,26 @@ def _plan_reduction(red: Reduce, chain, fmt: Format, exact: bool) -> Plan:
     pieces = _stream(arg, exact)
     if pieces is not None:
         pieces = prune_guards(_accumulated(pieces, reduction))
-        return StreamPlan(pieces, "leaf", "accumulate", finite_checks(pieces), reduction)
+        return StreamPlan(pieces, "leaf", _reduced_assembly(reduction, fmt),
+                          finite_checks(pieces), reduction)
     return _plan_elementwise(arg, arg, fmt, exact, reduction)
+
+
+# monoids whose identity is zero: a cell no entry reaches is an implicit zero of the result
+_SORTED_MONOIDS = ("sum", "any")
+
+
+def _reduced_assembly(reduction: Reduction, fmt: Format) -> str:
+    """How a reduction's cells are assembled: into a dense accumulator of the result's shape
+    ("accumulate"), or — a sparse result of two or more axes, a monoid whose identity is
+    zero, nothing combined per cell after the kernel — as the entries' contributions at
+    their output coordinates, sorted and combined by the runtime ("sort": kernel._finish).
+    A dense accumulator of a sparse n-d result is rows x columns of work and memory (a sum
+    over the middle axis of a 3-d COO into CSR: found by the program generator, #39)."""
+    if fmt.is_dense or len(fmt.kinds) < 2 or reduction.monoid not in _SORTED_MONOIDS or \
+            reduction.background is not None or reduction.total is not None:
+        return "accumulate"
+    return "sort"
 
 
 def _accumulated(pieces, reduction: Reduction) -> tuple:

@@ -1,0 +1,95 @@
+"""Regressions found by the program generator and ``sparsefold fuzz --programs`` (issue #39),
+each at its mechanism: the program as found, variants of it, and the cost bound its plan
+states (``kernel_for(...).cost``: no product of extents with sparse inputs and output).
+Results are compared with NumPy on the dense arrays."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import sparse
+
+import sparsefold as sf
+
+pytestmark = pytest.mark.cython
+
+
+def _dense(a):
+    if hasattr(a, "todense"):
+        return np.asarray(a.todense())
+    return np.asarray(a)
+
+
+def _coo3(shape, density, seed, dtype="float64", fill=0.0):
+    return sparse.random(shape, density=density, random_state=seed,
+                         fill_value=fill).astype(dtype)
+
+
+# --- a reduction over a middle axis into a sparse n-d result (p55 of seed 2027) -----------
+# It was accumulated in a dense array of the result's shape (rows x columns) and made sparse
+# after; now each entry's contribution is buffered at its output coordinate, sorted and
+# combined (planner._reduced_assembly, kernel.combine_duplicates)
+
+def _where_sum(x0, x1, x2):
+    return sf.einsum('ijk->ik', sf.where(x0, x1, x2))
+
+
+@pytest.mark.parametrize("out", ["csr", "csc", "coo"])
+def test_sum_over_middle_axis_is_sorted_not_dense(out):
+    x0 = _coo3((30, 20, 10), 0.05, 1, "float32")
+    x1 = _coo3((30, 20, 10), 0.05, 2)
+    x2 = _coo3((30, 20, 10), 0.05, 3)
+    jf = sf.jit(_where_sum, out=out)
+    got = jf(x0, x1, x2)
+    expected = np.where(_dense(x0), _dense(x1), _dense(x2)).sum(axis=1)
+    np.testing.assert_allclose(_dense(got), expected, rtol=1e-12)
+    kernel = jf.kernel_for(x0, x1, x2)
+    assert not kernel.cost.dense_work, kernel.cost
+    assert kernel.final.plan.assembly == "sort", kernel.final.plan.assembly
+
+
+def test_p55_filled_operand_is_a_dense_valued_result():
+    # x2's fill 1.0 makes where(...) 1 wherever x0 and x2 store nothing: every output cell
+    # is an entry, so combining the background per cell is the output's size, not dense work
+    x0 = sparse.COO(np.zeros((3, 0), np.int64), np.array([], "float32"), shape=(4, 2, 2))
+    x1 = sp.coo_array((np.array([]), (np.array([], np.int64),) * 3), shape=(4, 2, 2))
+    x2 = sparse.COO(np.zeros((3, 0), np.int64), np.array([]), shape=(4, 2, 2), fill_value=1.0)
+    jf = sf.jit(_where_sum, out="csr")
+    got = jf(x0, x1, x2)
+    np.testing.assert_array_equal(_dense(got), np.full((4, 2), 2.0))
+    assert not jf.kernel_for(x0, x1, x2).cost.dense_work
+
+
+@pytest.mark.parametrize("program, numpy", [
+    (lambda a: sf.sum(a, axis=1), lambda a: a.sum(axis=1)),
+    (lambda a: sf.sum(a * a, axis=(1,)), lambda a: (a * a).sum(axis=1)),
+    (lambda a: sf.any(a, axis=1), lambda a: a.any(axis=1)),
+    (lambda a: sf.sum(a - a, axis=1), lambda a: (a - a).sum(axis=1)),  # nothing stored
+], ids=["sum", "sum_square", "any", "cancel"])
+def test_middle_axis_reductions_agree_with_numpy(program, numpy):
+    a = _coo3((25, 7, 12), 0.1, 4)
+    jf = sf.jit(program, out="csr")
+    got = jf(a)
+    expected = numpy(_dense(a))
+    np.testing.assert_allclose(_dense(got), expected, rtol=1e-12)
+    assert got.nnz == np.count_nonzero(expected)  # no explicit zeros stored
+    kernel = jf.kernel_for(a)
+    assert not kernel.cost.dense_work, kernel.cost
+    assert kernel.final.plan.assembly == "sort"
+
+
+def test_middle_axis_sum_at_a_shape_no_dense_accumulator_fits():
+    # 10**10 output cells: a rows x columns accumulator could not even be allocated
+    n = 100_000
+    rng = np.random.default_rng(5)
+    coords = np.stack([rng.integers(0, n, 500), rng.integers(0, 3, 500),
+                       rng.integers(0, n, 500)])
+    coords[:, 1] = coords[:, 0]  # a duplicate (i, k) reached from two j
+    coords[1, 1] = (coords[1, 0] + 1) % 3
+    data = rng.standard_normal(500)
+    a = sparse.COO(coords, data, shape=(n, 3, n))
+    got = sf.jit(lambda x: sf.sum(x, axis=1), out="csr")(a)
+    expected = sp.csr_array((data, (coords[0], coords[2])), shape=(n, n))  # sums duplicates
+    expected.eliminate_zeros()
+    assert got.nnz == expected.nnz
+    assert abs(sp.csr_array(got.to_scipy_sparse()) - expected).max() < 1e-12
+
