@@ -93,3 +93,43 @@ def test_middle_axis_sum_at_a_shape_no_dense_accumulator_fits():
     assert got.nnz == expected.nnz
     assert abs(sp.csr_array(got.to_scipy_sparse()) - expected).max() < 1e-12
 
+
+# --- a 0-d dense operand beside sparse scalars (seed 777) ---------------------------------
+# stack([A.ravel()[0], A.ravel()[0], x]) co-iterates a 0-d dense leaf: its cursor had no
+# coordinate to count its one stop with (cursors.Cursor._exhausted: IndexError)
+
+def _scalar(x0):
+    return sf.reshape(x0, (-1,))[0, ...]
+
+
+ZERO_D_PROGRAMS = {
+    "seed777": (lambda x0, x1: sf.compress([True, False, True], sf.clip(
+        sf.stack([_scalar(x0), _scalar(x0), x1], axis=0), 0.5, 3), axis=0),
+        lambda a, x: np.compress([True, False, True],
+                                 np.clip(np.stack([a[0, 0], a[0, 0], x]), 0.5, 3))),
+    "stack": (lambda x0, x1: sf.stack([_scalar(x0), x1], axis=0),
+              lambda a, x: np.stack([a[0, 0], x])),
+    "stack_first": (lambda x0, x1: sf.stack([x1, _scalar(x0)], axis=0),
+                    lambda a, x: np.stack([x, a[0, 0]])),
+    "add": (lambda x0, x1: _scalar(x0) + x1, lambda a, x: a[0, 0] + x),
+    "maximum": (lambda x0, x1: sf.maximum(_scalar(x0), x1), lambda a, x: np.maximum(a[0, 0], x)),
+    # dense-valued: every coordinate is visited (the co-iteration's universe)
+    "clip_stack": (lambda x0, x1: sf.clip(sf.stack([x1, _scalar(x0)], axis=0), 0.5, 3),
+                   lambda a, x: np.clip(np.stack([x, a[0, 0]]), 0.5, 3)),
+    "plus1": (lambda x0, x1: sf.stack([_scalar(x0), x1, _scalar(x0)], axis=0) + 1,
+              lambda a, x: np.stack([a[0, 0], x, a[0, 0]]) + 1),
+    "cos_add": (lambda x0, x1: sf.cos(_scalar(x0) + x1), lambda a, x: np.cos(a[0, 0] + x)),
+    "stack_sum": (lambda x0, x1: sf.sum(sf.stack([x0[0, 0], x1]), axis=0),
+                  lambda a, x: np.stack([a[0, 0], x]).sum(axis=0)),
+}
+
+
+@pytest.mark.parametrize("name", list(ZERO_D_PROGRAMS))
+@pytest.mark.parametrize("stored", [True, False], ids=["stored", "empty"])
+@pytest.mark.parametrize("x1", [np.array(1.5, "float32"), np.array(0.0, "float32"),
+                                np.array(3, "int32")], ids=["f32", "zero", "i32"])
+def test_zero_d_dense_beside_sparse_scalars(name, stored, x1):
+    program, numpy = ZERO_D_PROGRAMS[name]
+    x0 = sp.csr_array(np.array([[2.0]])) if stored else sp.csr_array((1, 1))
+    got = sf.jit(program)(x0, x1)
+    np.testing.assert_allclose(_dense(got), numpy(x0.toarray(), x1), rtol=1e-6)
