@@ -37,6 +37,7 @@ from sparsefold.compiler.plans import CoiterPlan, DensePlan, Operand, Plan, Redu
 from sparsefold.compiler.streams import NotAStream, finite_checks, is_locatable, stream_pieces
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input, Map, Reduce
+from sparsefold.spec.fills import filled_parts
 from sparsefold.spec.formats import Format
 from sparsefold.spec.functions import get_function
 from sparsefold.spec.ir import Node, ShapeOp
@@ -95,9 +96,13 @@ def dense_valued(program: Node) -> bool:
     if red is not None:
         return not _sparse_contraction(red)
     if isinstance(program, Map):
+        # a dense-valued argument computed on its own (``A @ x``) stands for a dense
+        # input; a filled input ``where(present, stored, c)`` is read by the lattice at its
+        # fill, so ``x != c`` stays sparse (argmax of a pydata array of fill 1 staged
+        # rows x columns temporaries, #39)
         args = [Input(f"dense_valued{d}", a.shape, a.dtype, "dense")
-                if has_sparse_input(a) and dense_valued(a) else a
-                for d, a in enumerate(program.args)]
+                if has_sparse_input(a) and filled_parts(a) is None and dense_valued(a)
+                else a for d, a in enumerate(program.args)]
         if any(x is not a for x, a in zip(args, program.args)):
             program = replace(program, args=tuple(args))
             if not has_sparse_input(program):

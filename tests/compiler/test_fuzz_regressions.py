@@ -133,3 +133,54 @@ def test_zero_d_dense_beside_sparse_scalars(name, stored, x1):
     x0 = sp.csr_array(np.array([[2.0]])) if stored else sp.csr_array((1, 1))
     got = sf.jit(program)(x0, x1)
     np.testing.assert_allclose(_dense(got), numpy(x0.toarray(), x1), rtol=1e-6)
+
+
+# --- argmax/argmin of a filled pydata array (sparsefold fuzz --programs 400 --seed 4242) ----
+# vecdot(argmax(x0, axis=0), logical_not(x1)) grew 25-40x for 4x the entries when x0 had a
+# fill: the arg-reduction singled out 0, so x != 0 was dense-valued, and planner.dense_valued
+# took where(present, stored, c) for a dense operand; rows x columns temporaries were staged
+
+def _no_rows_by_columns(kernel):
+    # no term of the bound multiplies extents, and no temporary is a dense matrix
+    assert not kernel.cost.dense_work, kernel.cost
+    assert not any(m.product_of_extents for m in kernel.cost.terms), kernel.cost
+    dense = [t.name for t, _ in kernel.stages if t.format.is_dense and t.ndim >= 2]
+    assert not dense, (dense, kernel.cost)
+
+
+ARG_PROGRAMS = {
+    "vecdot_not": (lambda a, b: sf.vecdot(sf.argmax(a, axis=0), sf.logical_not(b)),
+                   lambda a, b: np.vecdot(a.argmax(axis=0), np.logical_not(b))),
+    "vecdot_pos": (lambda a, b: sf.vecdot(sf.argmax(a, axis=0), sf.positive(b)),
+                   lambda a, b: np.vecdot(a.argmax(axis=0), b)),
+    "argmin1": (lambda a, b: sf.argmin(a, axis=1) + sf.sum(b, axis=1),
+                lambda a, b: a.argmin(axis=1) + b.sum(axis=1)),
+}
+
+
+@pytest.mark.parametrize("name", list(ARG_PROGRAMS))
+@pytest.mark.parametrize("fill", [1.0, 0.5, -2.0])
+def test_arg_reduction_of_a_filled_array_stays_sparse(name, fill):
+    program, numpy = ARG_PROGRAMS[name]
+    a = _coo3((40, 30), 0.1, 6, fill=fill)
+    # stored values equal to the fill, and above and below it
+    a = sparse.COO(a.coords, np.where(np.arange(a.nnz) % 3 == 0, fill, a.data - 0.5),
+                   shape=a.shape, fill_value=fill)
+    b = _coo3((40, 30), 0.1, 7)
+    jf = sf.jit(program)
+    np.testing.assert_allclose(_dense(jf(a, b)), numpy(_dense(a), _dense(b)), rtol=1e-12)
+    _no_rows_by_columns(jf.kernel_for(a, b))
+
+
+@pytest.mark.parametrize("fill", [2, -1])
+def test_integer_arg_reduction_of_a_filled_array(fill):
+    rng = np.random.default_rng(8)
+    coords = np.unique(rng.integers(0, 12, (2, 40)), axis=1)
+    a = sparse.COO(coords, rng.integers(-3, 4, coords.shape[1]), shape=(12, 12),
+                   fill_value=fill)
+    for program, numpy in ((lambda x: sf.argmax(x, axis=0), lambda x: x.argmax(axis=0)),
+                           (lambda x: sf.argmin(x, axis=1), lambda x: x.argmin(axis=1))):
+        jf = sf.jit(program)
+        np.testing.assert_array_equal(_dense(jf(a)), numpy(_dense(a)))
+        _no_rows_by_columns(jf.kernel_for(a))
+
