@@ -230,3 +230,39 @@ def test_with_fill_matches_pydata(kind, fill):
         assert got.compressed_axes == expected.compressed_axes
     assert got.nnz == expected.nnz
     np.testing.assert_array_equal(got.todense(), expected.todense())
+
+
+# --- zeros placed over a region of symbolic size (seed 4242) -------------------------------
+# y = block_array([[sqrt(x0)], [x1]]); y[::2] = 0 in a jit trace placed a dense temporary of
+# broadcast zeros over the region (rows/2 x columns visited for a result that stores less
+# than its inputs); now where(region(coordinates), 0, y), which the lattice iterates as y
+# alone (where(c, 0, 0) is 0 whatever c is: lattice.zero_where)
+
+def _block(x0, x1):
+    return sf.block_array([[sf.sqrt(x0)], [x1]])
+
+
+PLACE_KEYS = {"rows2": np.s_[::2], "rows1_3": np.s_[1::3], "cols2": np.s_[:, ::2],
+              "reversed": np.s_[-2::-2, 1:5], "tail": np.s_[3:], "all": np.s_[:],
+              "row": np.s_[2], "empty": np.s_[5:2], "ellipsis": np.s_[..., 1::2]}
+
+
+@pytest.mark.parametrize("out", ["csr", "dcsr", None])
+@pytest.mark.parametrize("key", list(PLACE_KEYS))
+def test_zeros_placed_over_a_symbolic_region_stay_sparse(key, out):
+    x0 = sp.random_array((9, 7), density=0.4, random_state=1, format="csr")
+    x1 = sp.random_array((4, 7), density=0.4, random_state=2, format="csr")
+    x0.data[0] = np.nan  # overwritten inside the region, kept outside
+
+    def program(a, b):
+        y = _block(a, b)
+        y[PLACE_KEYS[key]] = 0.0
+        return y
+    jf = sf.jit(program, out=out)
+    got = jf(x0, x1)
+    expected = np.vstack([np.sqrt(x0.toarray()), x1.toarray()])
+    expected[PLACE_KEYS[key]] = 0.0
+    np.testing.assert_array_equal(_dense(got), expected)
+    assert not isinstance(got, np.ndarray)  # a sparse result, as scipy's
+    kernel = jf.kernel_for(x0, x1)
+    _no_rows_by_columns(kernel)
