@@ -321,6 +321,23 @@ class JitFunction:
             return result
         return _with_result_fill(filled_program, values, result)
 
+    def fallback(self, *args):
+        """The answer of the fallback evaluator alone for these arguments: what a tiered
+        call returns while its kernel builds (docs/tiering.md), for differential tests of
+        the first answer. Raises ``sparsefold.compiler.fallback.Declined`` where the
+        fallback declines (a call would wait for the kernel) and ``Unsupported`` where it
+        does not cover the program; never builds a kernel."""
+        program, out, requires, constants = self.trace(*args)
+        kernel = runnable_kernel(program, out, requires, self.certify)
+        values = {f"a{p}": a for p, a in enumerate(args) if not _is_scalar(a)}
+        filled = has_fill(program)
+        if filled:
+            values = _split_values(values, "mask")
+        if constants:
+            values.update(constants)
+        result = tiering.fallback_only(kernel, values, result_library(args))
+        return _with_result_fill(program, values, result) if filled else result
+
     def wait(self, timeout: float | None = None) -> bool:
         """Wait for the kernels this function's calls are building in the background
         (tiered calls); True when none is left within ``timeout`` seconds. Raises the

@@ -354,6 +354,18 @@ def build_estimate(kernel) -> float:
     return per * modules + (0.0 if log else CYTHON_START_SECONDS)
 
 
+def fallback_only(kernel, values: dict, library: str):
+    """The fallback's answer for a :func:`register`-ed ``kernel`` (``JitFunction.fallback``):
+    raises :class:`Declined` or :class:`Unsupported` where a tiered call would wait."""
+    tier = _tiers.get(id(kernel))
+    if tier is None:
+        raise Unsupported("not a runnable kernel of sparsefold.jit")
+    plan = tier.plan()
+    if not isinstance(plan, FallbackPlan):
+        raise plan
+    return plan(values, library)
+
+
 def _reason(exc: BaseException) -> str:
     text = str(exc)
     return text.split(":")[0] if len(text) > 80 else text

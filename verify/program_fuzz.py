@@ -8,7 +8,7 @@ pydata and filled inputs). :func:`generate` draws ``count`` distinct programs fo
 :class:`ProgramCase` records — the program's source, its inputs, the output format — which
 pickle, so workers can run them and a failure can be replayed and printed as a test.
 
-Each case is judged by :func:`check` on four properties:
+Each case is judged by :func:`check` on five properties:
 
 * **agreement** — ``verify.differential``: the compiled result equals the interpreter's
   (values, dtype, container, canonical storage; the inputs left unchanged; invalid data
@@ -16,6 +16,9 @@ Each case is judged by :func:`check` on four properties:
   ``IllFormedProgram: not supported yet`` is counted apart (``unsupported``), listed, and
   so is a program the generator drew that its inputs make ill-formed (``ill-formed``: the
   generator's slip, e.g. joining pydata arrays of different fills);
+* **the first answer agrees** — :func:`fallback_check`: the fallback, which answers a
+  tiered first call on default settings, returns what the compiled kernel returns (or
+  declines, and the call waits for the kernel);
 * **no crash, no hang** — the driver (``verify.fuzz``'s) sees a worker die or stall;
 * **no dense work** — the plan's stated cost (``Kernel.cost``) has no product of extents
   while its inputs and output are sparse (``dense-work``);
@@ -165,6 +168,9 @@ def check(case: ProgramCase, *, scale: bool = True) -> tuple[str, str, dict]:
         return "failure", f"IllFormedProgram from a program the generator built: {text}", {}
     info: dict[str, Any] = {}
     jf = sf.jit(fn, out=case.out)
+    first = fallback_check(fn, case.inputs, case.out)
+    if first is not None:
+        return "failure", first, info
     cost = _cost(jf, case.inputs)
     if cost is not None:
         info["cost"] = cost[0]
@@ -177,6 +183,54 @@ def check(case: ProgramCase, *, scale: bool = True) -> tuple[str, str, dict]:
         if verdict.get("superlinear"):
             return "superlinear", verdict["detail"], info
     return "correct", "", info
+
+
+def _dense_value(x) -> np.ndarray:
+    if hasattr(x, "toarray"):
+        return x.toarray()
+    if hasattr(x, "todense"):
+        return np.asarray(x.todense())
+    return np.asarray(x)
+
+
+def fallback_check(fn, inputs: tuple, out: str | None) -> str | None:
+    """The fallback — the engine that answers a tiered first call — against the compiled
+    kernel on the same arguments: the same container, shape, dtype, stored entries and
+    values (floats within a reassociation tolerance). None when they agree, or when the
+    fallback declines or does not cover the program (the call then waits for the kernel);
+    else what differs."""
+    import sparsefold as sf
+    from sparsefold.compiler.fallback import Declined, Unsupported
+    jf = sf.jit(fn, out=out, wait=True)
+    with np.errstate(all="ignore"):
+        try:
+            want = jf(*inputs)
+        except Exception:  # noqa: BLE001 - the differential check judged the kernel
+            return None
+        try:
+            got = jf.fallback(*inputs)
+        except (Declined, Unsupported):
+            return None
+        except Exception as exc:  # noqa: BLE001 - the fallback must decline, not raise
+            return f"the fallback raised {type(exc).__name__}: {exc}"
+    where = "fallback (the first answer) vs kernel: "
+    if type(got) is not type(want):
+        return where + f"container {type(got).__name__} != {type(want).__name__}"
+    if tuple(np.shape(got)) != tuple(np.shape(want)) or \
+            getattr(got, "dtype", None) != getattr(want, "dtype", None):
+        return where + f"{np.shape(got)} {getattr(got, 'dtype', None)} != " \
+                       f"{np.shape(want)} {getattr(want, 'dtype', None)}"
+    if hasattr(want, "nnz") and got.nnz != want.nnz:
+        return where + f"{got.nnz} stored entries != the kernel's {want.nnz}"
+    a, b = _dense_value(got), _dense_value(want)
+    if a.dtype.kind in "fc":
+        tol = 1e-3 if a.dtype in (np.float16, np.float32, np.complex64) else 1e-9
+        scale = max([1.0] + [float(np.nanmax(np.abs(v[np.isfinite(v)])))
+                             for v in (a, b) if np.isfinite(v).any()])
+        same = np.allclose(a, b, rtol=tol, atol=tol * scale, equal_nan=True)
+    else:
+        same = np.array_equal(a, b)
+    return None if same else where + "values differ"
 
 
 def _cost(jf, inputs) -> tuple[str, bool] | None:
