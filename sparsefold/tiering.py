@@ -58,8 +58,8 @@ from typing import Any
 
 import numpy as np
 
-from sparsefold.compiler import build
 from sparsefold.compiler.fallback import Declined, FallbackPlan, Unsupported
+from sparsefold.compiler.run import build
 
 __all__ = ["TieringWarning", "enabled", "register", "call", "wait", "stats", "reset_stats",
            "last_call"]

@@ -11,7 +11,7 @@ Conventions, stated once:
   where the values are read. A dense operand beside sparse ones contributes its nonzeros
   (as a compiled view of a dense leaf stores them).
 * A map decides its result's entries by the function's zero algebra, as the merge lattice
-  does (``compiler/lattice.py`` reads the same facts): the **intersection** of the
+  does (``compiler/plan/lattice.py`` reads the same facts): the **intersection** of the
   arguments it annihilates at (``f(.., 0, ..) == 0``; for floats only beside finite
   literal and background values), else the **union** of its sparse arguments' entries,
   with background ``f`` of theirs — unless a located argument that is not a literal takes

@@ -1,4 +1,4 @@
-"""The fast call entry generated in each kernel module (``compiler/fastcall.py``).
+"""The fast call entry generated in each kernel module (``compiler/lower/fastcall.py``).
 
 It must give exactly the checked path's result (container, dtypes, index widths, values) on
 the inputs it takes, and decline (return ``None``, so the checked path decides) on every
@@ -14,8 +14,8 @@ import pytest
 import scipy.sparse as sp
 
 import sparsefold as sf
-from sparsefold.compiler.fastcall import _bits, _size_bound
 from sparsefold.compiler.kernel import TooLarge
+from sparsefold.compiler.lower.fastcall import _bits, _size_bound
 from sparsefold.spec import sizes as sz
 
 pytestmark = pytest.mark.cython
