@@ -26,14 +26,8 @@ from sparsefold.compiler.lower.values import index
 from sparsefold.compiler.plan.streams import StreamPiece
 from sparsefold.spec import sizes as sz
 
-__all__ = ["coo_run_leaf", "CooRun", "rows_expanded", "expand_rows", "SHORT_ROWS",
+__all__ = ["CooRun", "expand_rows", "SHORT_ROWS",
            "scatter_applies", "lower_scatter"]
-
-
-def coo_run_leaf(piece: StreamPiece) -> bool:
-    """Is the piece's leaf 2-d COO (a non-unique outer coordinate, one inner coordinate per
-    entry)?"""
-    return piece.leaf.format.kinds == ("pos", "one") and piece.leaf.ndim == 2
 
 
 class CooRun:
@@ -92,11 +86,6 @@ class CooRun:
 
 
 # --- COO outputs: row coordinates from a compressed leaf ---------------------------------------
-
-def rows_expanded(leaf_kinds, out_kinds) -> bool:
-    """CSR/CSC copied whole into 2-d COO: the row coordinates are expanded from ``pos``."""
-    return leaf_kinds == ("full", "pos") and out_kinds == ("pos", "one")
-
 
 # Below this many entries per row on average, a leaf's row coordinates are expanded by marks
 # and a running maximum (three flat passes) instead of a fill per row, whose loop exit is

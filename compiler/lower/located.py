@@ -30,8 +30,8 @@ from __future__ import annotations
 
 from sparsefold.compiler.emit.loops import BOOL, INT, Array, Bin, Call, Cond, Lit, Load, Var
 from sparsefold.compiler.lower.cursors import END, RowCursor
-from sparsefold.compiler.lower.lower_stream import broadcast_row
 from sparsefold.compiler.lower.values import index
+from sparsefold.compiler.plan.facts import broadcast_row
 from sparsefold.spec import sizes as sz
 
 __all__ = ["RowLine", "InnerLine"]

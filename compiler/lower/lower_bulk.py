@@ -8,38 +8,13 @@ from __future__ import annotations
 
 from sparsefold.compiler.emit.loops import INT, Bin, Lit, Load, Memcpy, cast
 from sparsefold.compiler.lower.bounds import copy_coordinates
-from sparsefold.compiler.lower.coo_rows import expand_rows, rows_expanded
-from sparsefold.compiler.lower.lower_stream import coordinate_symbols
+from sparsefold.compiler.lower.coo_rows import expand_rows
 from sparsefold.compiler.lower.lowering import Lowering
 from sparsefold.compiler.lower.outputs import AppendOut
 from sparsefold.compiler.lower.values import index
-from sparsefold.compiler.plan.streams import StreamPiece
-from sparsefold.spec import sizes as sz
+from sparsefold.compiler.plan.facts import bulk_shifts, rows_expanded
 
-__all__ = ["lower_bulk", "bulk_shifts"]
-
-
-def bulk_shifts(piece: StreamPiece, fmt, dtype) -> tuple[sz.Expr, ...] | None:
-    """When a piece copies its whole leaf — same level kinds as the output, level by level,
-    each output coordinate its leaf coordinate plus a constant shift, no guard, no map, same
-    dtype — those shifts (in storage order); else None."""
-    leaf = piece.leaf
-    kinds = fmt.kinds
-    if piece.free or piece.layers or piece.guard != sz.TRUE or leaf.dtype != dtype or \
-            leaf.format.kinds != kinds and not rows_expanded(leaf.format.kinds, kinds):
-        return None
-    if kinds != ("full", "pos") and not (kinds and kinds[0] == "pos" and
-                                         all(k == "one" for k in kinds[1:])):
-        return None
-    shifts = []
-    for level in range(len(kinds)):
-        c = piece.coords[fmt.mode_order[level]]
-        var = sz.in_coord(leaf.format.mode_order[level]).name
-        shift = sz.substitute(c, {var: 0})
-        if coordinate_symbols(shift) or not sz.definitely_equal(c, sz.add(sz.Sym(var), shift)):
-            return None
-        shifts.append(shift)
-    return tuple(shifts)
+__all__ = ["lower_bulk"]
 
 
 def lower_bulk(low: Lowering, pieces, fmt, asm: AppendOut) -> None:

@@ -35,28 +35,17 @@ from sparsefold.compiler.emit.loops import (
     cast,
 )
 from sparsefold.compiler.lower.bounds import check_segment, copy_coordinates, read_coordinate
-from sparsefold.compiler.lower.coo_rows import (
-    SHORT_ROWS,
-    CooRun,
-    coo_run_leaf,
-    lower_scatter,
-    scatter_applies,
-)
+from sparsefold.compiler.lower.coo_rows import SHORT_ROWS, CooRun, lower_scatter, scatter_applies
 from sparsefold.compiler.lower.lowering import Lowering
 from sparsefold.compiler.lower.outputs import AppendOut, Assembler, DenseOut, ScatterOut
 from sparsefold.compiler.lower.row_blocks import blocked_rows, blocks_apply, row_local
 from sparsefold.compiler.lower.values import Values, convert, index, monoid_combine
+from sparsefold.compiler.plan.facts import coo_run_leaf, coordinate_symbols
 from sparsefold.compiler.plan.order import implied_row_guards
 from sparsefold.compiler.plan.streams import StreamPiece
 from sparsefold.spec import sizes as sz
 
-__all__ = ["lower_pieces", "lower_rows", "lower_row_count", "row_loop_applies", "broadcast_row",
-           "row_guards", "coordinate_symbols"]
-
-
-def coordinate_symbols(e: sz.Expr) -> set[str]:
-    """The coordinate symbols (``_k*``, ``_i*``, ``_f*``) of an expression."""
-    return {s for s in sz.free_symbols(e) if s.startswith("_")}
+__all__ = ["lower_pieces", "lower_rows", "lower_row_count", "row_guards"]
 
 
 def _size_symbols(e: sz.Expr) -> set[str]:
@@ -325,50 +314,6 @@ def _is_zero(e: Expr) -> bool:
 
 
 # --- row loops --------------------------------------------------------------------------------
-
-def row_loop_applies(pieces: tuple[StreamPiece, ...], out_order: tuple[int, ...], *,
-                     coo_runs: bool = False, broadcast_rows: bool = False) -> bool:
-    """Can the output's outer storage coordinate drive the loop? Each leaf must have a full
-    outer level whose coordinate alone decides the output row, read back by ``backward``;
-    every piece guard must talk about the row or about the rest, never both. ``coo_runs``:
-    a 2-d COO leaf also qualifies (its rows are read as runs, :func:`coo_run_leaf`; the
-    caller must prove each such piece arrives in output order on its own).
-    ``broadcast_rows``: a piece that repeats a source row along the output rows qualifies
-    too (:func:`broadcast_row`; co-iteration's row cursors open ``backward(row)``)."""
-    if len(out_order) != 2:
-        return False
-    row = sz.out_coord(out_order[0]).name
-    for p in pieces:
-        lv = p.leaf.format.levels
-        repeated = broadcast_rows and broadcast_row(p, out_order)
-        if (p.free and not repeated) or p.leaf.format.is_dense or len(lv) != 2 or not (
-                lv[0].full or (coo_runs and coo_run_leaf(p))):
-            return False
-        a = p.leaf.format.mode_order[0]
-        if not coordinate_symbols(p.backward[a]) <= {row} or (not repeated and not (
-                coordinate_symbols(p.coords[out_order[0]]) <= {sz.in_coord(a).name})):
-            return False
-        for g in sz.conjuncts(p.out_guard):
-            syms = coordinate_symbols(g)
-            if row in syms and len(syms) > 1:
-                return False
-    return True
-
-
-def broadcast_row(piece: StreamPiece, out_order: tuple[int, ...]) -> bool:
-    """Does ``piece`` repeat one source row along the output's rows (``broadcast_to(v, (n,
-    m))`` of a (1, m) row)? Its one free variable is the output row coordinate and nothing
-    else reads it (not the inner coordinate, the guard or a layer): output row ``r`` holds
-    source row ``backward(r)``'s entries, whatever ``r`` is."""
-    if len(piece.free) != 1:
-        return False
-    free = piece.free[0][0]
-    if not sz.definitely_equal(piece.coords[out_order[0]], sz.Sym(free)):
-        return False
-    others = [piece.coords[out_order[1]], piece.guard] + \
-        [c for layer in piece.layers for c in layer.coords]
-    return all(free not in sz.free_symbols(e) for e in others)
-
 
 def row_guards(piece: StreamPiece, row: str) -> list[sz.Expr]:
     """The conjuncts of a piece's output guard that decide which output rows it owns: those

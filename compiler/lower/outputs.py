@@ -23,19 +23,13 @@ from sparsefold.compiler.emit.cnames import c_literal, ctype, index_ctype, stora
 from sparsefold.compiler.emit.loops import INT, Array, Bin, Call, Expr, Lit, Load, Var, cast
 from sparsefold.compiler.lower.lowering import Lowering
 from sparsefold.compiler.lower.values import convert, index, monoid_combine
+from sparsefold.compiler.plan.facts import appendable
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.errors import IllFormedProgram
 from sparsefold.spec.formats import Format
 from sparsefold.spec.functions import get_monoid
 
-__all__ = ["Assembler", "DenseOut", "AppendOut", "BufferOut", "ScatterOut", "appendable"]
-
-
-def appendable(fmt: Format) -> bool:
-    """Formats :class:`AppendOut` fills: (full, pos), (pos,), (pos, pos), (pos, one...)."""
-    kinds = fmt.kinds
-    return kinds in (("full", "pos"), ("pos",), ("pos", "pos")) or bool(
-        kinds and kinds[0] == "pos" and all(k == "one" for k in kinds[1:]))
+__all__ = ["Assembler", "DenseOut", "AppendOut", "BufferOut", "ScatterOut"]
 
 
 class Assembler:

@@ -21,6 +21,7 @@ from sparsefold.compiler.lower.bounds import segment_bad
 from sparsefold.compiler.lower.lowering import Lowering
 from sparsefold.compiler.lower.outputs import Assembler, DenseOut
 from sparsefold.compiler.lower.values import index
+from sparsefold.compiler.plan.facts import coordinate_symbols
 from sparsefold.compiler.plan.streams import StreamPiece
 from sparsefold.spec import sizes as sz
 
@@ -41,7 +42,6 @@ def row_local(piece: StreamPiece) -> bool:
     is the row's coordinate plus a constant: then two rows write cells that differ in that
     coordinate, never the same cell, and each cell sees its entries in the order one thread
     would add them (SpMV's row sums, a row reduction)."""
-    from sparsefold.compiler.lower.lower_stream import coordinate_symbols  # it imports this module
     if piece.leaf.format.kinds != ("full", "pos"):
         return False
     var = sz.in_coord(piece.leaf.format.mode_order[0]).name

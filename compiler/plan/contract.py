@@ -13,7 +13,7 @@ reordered into a temporary first (:class:`~planner.NeedsStage`).
 
 from __future__ import annotations
 
-from sparsefold.compiler.lower.lower_stream import row_loop_applies
+from sparsefold.compiler.plan.facts import row_loop_applies
 from sparsefold.compiler.plan.order import prune_guards
 from sparsefold.compiler.plan.plans import ContractPlan, Operand, Reduction
 from sparsefold.compiler.plan.streams import NotAStream, is_locatable, stream_pieces
@@ -24,7 +24,7 @@ from sparsefold.spec.formats import Format
 from sparsefold.spec.ir import Node
 from sparsefold.spec.ops_axes import BroadcastTo, ExpandDims, PermuteDims
 
-__all__ = ["contraction", "core", "sparse_product"]
+__all__ = ["contraction", "core", "product_cores"]
 
 
 def core(node: Node) -> tuple[Node, tuple[int, ...]] | None:
@@ -63,11 +63,13 @@ def _view(node: Node, axes: tuple[int, ...], want: tuple[int, int]):
     return PermuteDims(node, (1, 0)), (1, 0)
 
 
-def sparse_product(red: Reduce):
-    """``red`` as a sum of the product of two sparse operands: each operand's core and its
-    axes (:func:`core`), or None (another monoid or function, an operand with no sparse
-    input, a broadcast that no inserted axis explains). The one recognizer of the pattern:
-    planning, normalization and the default output format all ask it."""
+def product_cores(red: Reduce):
+    """``red`` as a sum of the product of two operands with sparse inputs: each operand's
+    core and its axes (:func:`core`), or None (another monoid or function, an operand with
+    no sparse input, a broadcast that no inserted axis explains). The pattern alone: whether
+    a core is dense-valued, which makes it no sparse operand (``A @ (B @ x)``), is the
+    planner's question (``planner.sparse_product``, the one recognizer that planning,
+    normalization and the default output format ask)."""
     monoid = red.monoid if isinstance(red.monoid, str) else red.monoid.name
     arg = red.arg
     if monoid != "sum" or not isinstance(arg, Map) or arg.fn.name != "multiply" or \
@@ -76,18 +78,13 @@ def sparse_product(red: Reduce):
     found = tuple(core(a) for a in arg.args)
     if None in found:
         return None
-    from sparsefold.compiler.plan.planner import dense_valued  # (the planner imports this module)
-    if any(dense_valued(c) for c, _ in found):
-        return None  # ``A @ (B @ x)``: a dense-valued operand (computed first, densely)
     return found
 
 
-def contraction(red: Reduce, chain, fmt: Format, need_stage) -> ContractPlan | None:
-    """The contraction plan for ``red``, None if it is not a 2-d sparse × sparse
-    contraction. ``need_stage(node, order, why)`` raises the planner's NeedsStage."""
-    found = sparse_product(red)
-    if found is None:
-        return None
+def contraction(red: Reduce, found, chain, fmt: Format, need_stage) -> ContractPlan | None:
+    """The contraction plan for ``red``, whose sparse operands' cores are ``found``
+    (``planner.sparse_product``); None if it is not a 2-d sparse × sparse contraction.
+    ``need_stage(node, order, why)`` raises the planner's NeedsStage."""
     arg = red.arg
     (cx, ax), (cy, ay) = found
     reduced = set(red.axes)

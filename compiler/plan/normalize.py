@@ -27,6 +27,8 @@ import dataclasses
 
 import numpy as np
 
+from sparsefold.compiler.plan.planner import sparse_product
+from sparsefold.compiler.plan.streams import NotAStream, stream_pieces
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input, Literal, Map, Reduce, SizeOf
 from sparsefold.spec.errors import InternalError
@@ -184,7 +186,6 @@ def _contraction_operands(program: Node) -> dict[int, Node]:
     planner computes each into a sparse temporary and the product stays a contraction.
     Pushed down, the operand would no longer be a view, and the product would be planned as
     an elementwise map of rows × inner × columns: a dense temporary of that size."""
-    from sparsefold.compiler.plan.contract import sparse_product
     whole: dict[int, Node] = {}
     for n in topological(program):
         found = sparse_product(n) if isinstance(n, Reduce) else None
@@ -199,7 +200,6 @@ def _contraction_operands(program: Node) -> dict[int, Node]:
 def _stored_axes(view: Node) -> frozenset[int] | None:
     """The axes of a view (shape operators over one sparse input) its stored entries decide
     — the others are broadcast — or None when it is not one such view."""
-    from sparsefold.compiler.plan.streams import NotAStream, stream_pieces
     try:
         pieces = stream_pieces(view)
     except NotAStream:
@@ -273,7 +273,6 @@ def _as_matrix_product(red: Reduce) -> Node | None:
     product: each operand's free axes and contracted axes collapsed (a transpose and a
     reshape of a view), the product reshaped back. None when it already is one, or is not
     a contraction of two sparse operands without batch axes."""
-    from sparsefold.compiler.plan.contract import sparse_product
     found = sparse_product(red)
     if found is None:
         return None

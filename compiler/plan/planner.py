@@ -24,12 +24,15 @@ from __future__ import annotations
 from dataclasses import replace
 from itertools import permutations
 
-from sparsefold.compiler.lower.coo_rows import coo_run_leaf
-from sparsefold.compiler.lower.lower_bulk import bulk_shifts
-from sparsefold.compiler.lower.lower_stream import broadcast_row, row_loop_applies
-from sparsefold.compiler.lower.outputs import appendable
 from sparsefold.compiler.plan import contract
 from sparsefold.compiler.plan.background import per_cell, summable
+from sparsefold.compiler.plan.facts import (
+    appendable,
+    broadcast_row,
+    bulk_shifts,
+    coo_run_leaf,
+    row_loop_applies,
+)
 from sparsefold.compiler.plan.lattice import Lattice
 from sparsefold.compiler.plan.lattice import build as build_lattice
 from sparsefold.compiler.plan.order import prune_guards, stream_is_ordered, stream_is_row_ordered
@@ -51,7 +54,8 @@ from sparsefold.spec.ops_axes import BroadcastTo, ExpandDims
 from sparsefold.spec.ops_reshape import Collapse, Split
 from sparsefold.spec.printer import topological
 
-__all__ = ["plan", "NeedsStage", "reduce_below", "has_sparse_input", "dense_valued"]
+__all__ = ["plan", "NeedsStage", "reduce_below", "has_sparse_input", "dense_valued",
+           "sparse_product"]
 
 
 class NeedsStage(Exception):
@@ -117,12 +121,24 @@ def dense_valued(program: Node) -> bool:
     return False
 
 
+def sparse_product(red: Reduce):
+    """``red`` as a sum of the product of two sparse operands: each operand's core and its
+    axes (``contract.core``), or None (another monoid or function, an operand with no
+    sparse input or a dense-valued one — ``A @ (B @ x)``, computed first, densely — a
+    broadcast that no inserted axis explains). The one recognizer of the pattern: planning,
+    normalization and the default output format all ask it."""
+    found = contract.product_cores(red)
+    if found is None or any(dense_valued(c) for c, _ in found):
+        return None
+    return found
+
+
 def _sparse_contraction(red: Reduce) -> bool:
     """A sum of a product of two sparse operands in which one keeps an axis of its own
     (``A @ B``, ``A @ s`` with ``s`` a sparse vector): its result is sparse. Without such an
     axis (``sum(A * B, axis=1)``, a row-wise dot product) every kept cell sums a product
     over a whole line, and the result is a reduction like any other: dense."""
-    found = contract.sparse_product(red)
+    found = sparse_product(red)
     if found is None:
         return False
     (_, ax), (_, ay) = found
@@ -583,9 +599,11 @@ def _plan_elementwise(root: Node, space_node: Node, fmt: Format, exact: bool,
 def _plan_reduction(red: Reduce, chain, fmt: Format, exact: bool) -> Plan:
     reduction = Reduction(red, chain)
     arg = red.arg
-    contraction = contract.contraction(red, chain, fmt, _need_stage)
-    if contraction is not None:
-        return contraction
+    found = sparse_product(red)
+    if found is not None:
+        contraction = contract.contraction(red, found, chain, fmt, _need_stage)
+        if contraction is not None:
+            return contraction
     pieces = _stream(arg, exact)
     if pieces is not None:
         pieces = prune_guards(_accumulated(pieces, reduction))
