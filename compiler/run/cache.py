@@ -1,6 +1,6 @@
 """The on-disk kernel cache (DESIGN §3 step 6; issue #6 §4): where compiled kernels live,
-how an entry is proved intact before its shared object is loaded, and the ``sparsefold
-cache`` subcommand.
+how an entry is proved intact before its shared object is loaded (the ``sparsefold cache``
+subcommand is ``cache_cli.py``).
 
 Layout of a cache root (``$SPARSEFOLD_CACHE_DIR``, else the user cache dir)::
 
@@ -34,14 +34,12 @@ When the root cannot be used (unsafe permissions, read-only, disk full), the cal
 
 from __future__ import annotations
 
-import argparse
 import errno
 import hashlib
 import json
 import os
 import shutil
 import stat
-import sys
 import tempfile
 import threading
 import time
@@ -56,7 +54,7 @@ from sparsefold.spec.errors import InternalError
 __all__ = [
     "CacheUnusable", "CacheWarning", "DiskCache", "EntryInfo", "MANIFEST", "MANIFEST_FORMAT",
     "default_root", "fallback_cache", "existing_fallback_cache", "open_cache", "verify_entry",
-    "read_manifest", "add_parser", "run",
+    "read_manifest",
 ]
 
 MANIFEST = "manifest.json"
@@ -306,10 +304,10 @@ class DiskCache:
             except OSError:
                 continue  # removed meanwhile by another process
 
-    def entries(self) -> list[EntryInfo]:
-        """Every entry and leftover build directory under the root, oldest first."""
-        from sparsefold.compiler.run.build import environment_fields
-        expect = environment_fields()
+    def entries(self, expect: dict[str, object] | None = None) -> list[EntryInfo]:
+        """Every entry and leftover build directory under the root, oldest first; a kernel
+        entry's status is :func:`verify_entry` against ``expect`` (the environment of the
+        current build, ``build.environment_fields()``), "not checked" without it."""
         found = []
         now = time.time()
         try:
@@ -333,7 +331,8 @@ class DiskCache:
             elif child.name.startswith("sfk_runtime_"):
                 status = "the shared kernel runtime (a build of changed sources)"
             else:
-                status = verify_entry(child, expect) or "ok"
+                status = "not checked" if expect is None else \
+                    verify_entry(child, expect) or "ok"
             found.append(EntryInfo(child.name, child, size, now - child.stat().st_mtime, status))
         return sorted(found, key=lambda info: -info.age_s)
 
@@ -400,52 +399,3 @@ def is_disk_problem(message: str) -> bool:
     return any(text in message for text in (os.strerror(errno.ENOSPC),
                                             os.strerror(errno.EROFS),
                                             os.strerror(errno.EDQUOT)))
-
-
-# -- the `sparsefold cache` subcommand ---------------------------------------------------
-
-def _human_size(size: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    raise AssertionError  # pragma: no cover
-
-
-def _human_age(seconds: float) -> str:
-    for limit, unit in ((120, "s"), (7200, "min"), (172800, "h")):
-        if seconds < limit:
-            return f"{seconds / {'s': 1, 'min': 60, 'h': 3600}[unit]:.0f} {unit}"
-    return f"{seconds / 86400:.0f} d"
-
-
-def add_parser(subparsers) -> None:
-    """Register ``sparsefold cache list|clear|dir``."""
-    parser = subparsers.add_parser("cache", help="list, clear or locate the kernel cache")
-    parser.add_argument("action", choices=["list", "clear", "dir"],
-                        help="list entries (size, age, status) / remove them / print the path")
-    parser.set_defaults(run=run)
-
-
-def run(args: argparse.Namespace) -> int:
-    root = default_root()
-    if args.action == "dir":
-        print(root)
-        return 0
-    cache = DiskCache(root)  # listing and clearing load nothing, so no trust check is needed
-    if args.action == "clear":
-        count, freed = cache.clear()
-        print(f"removed {count} entr{'y' if count == 1 else 'ies'} ({_human_size(freed)}) "
-              f"from {root}")
-        return 0
-    infos = cache.entries()
-    if infos:
-        width = max(len(info.name) for info in infos)
-        print(f"{'NAME':<{width}}  {'SIZE':>10}  {'AGE':>7}  STATUS")
-        for info in infos:
-            print(f"{info.name:<{width}}  {_human_size(info.size):>10}  "
-                  f"{_human_age(info.age_s):>7}  {info.status}")
-    total = sum(info.size for info in infos)
-    print(f"{len(infos)} entr{'y' if len(infos) == 1 else 'ies'}, {_human_size(total)} in {root}",
-          file=sys.stdout)
-    return 0
