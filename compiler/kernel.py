@@ -45,7 +45,7 @@ from sparsefold.compiler.lower.values import Values
 from sparsefold.compiler.lower.workspace import SortedWorkspace, Workspace
 from sparsefold.compiler.plan.background import evaluate as evaluate_background
 from sparsefold.compiler.plan.background import total as background_total
-from sparsefold.compiler.plan.cost import stage_cost
+from sparsefold.compiler.plan.cost import EXACT_CAPACITY_ABOVE, stage_cost
 from sparsefold.compiler.plan.plans import (
     CoiterPlan,
     ContractPlan,
@@ -72,8 +72,6 @@ __all__ = ["StageKernel", "NotFinite", "TooLarge", "memory_limit", "SORTED_WORKS
 
 _INT32_MAX = 2**31 - 1
 _INT64_MAX = 2**63 - 1
-# below this many entries an upper-bound allocation costs less than an exact count
-_EXACT_CAPACITY_ABOVE = 1 << 15
 # A sparse product's rows accumulate in a sorted workspace (workspace.SortedWorkspace) when
 # the result has more columns than this and more than SORTED_PER_ENTRY per stored input
 # entry, or when one dense row workspace alone would not fit under the memory limit: three
@@ -307,7 +305,7 @@ class StageKernel:
             if self._threaded.get(key):
                 threads.apply(setting)
         scratch = self._scratch(env, setting, sorted_rows=sorted_rows)
-        if self._contract_sparse or (self._rows_skipped and capacity > _EXACT_CAPACITY_ABOVE):
+        if self._contract_sparse or (self._rows_skipped and capacity > EXACT_CAPACITY_ABOVE):
             # a row loop may skip rows (a strided slice keeps a quarter of its entries), a
             # product's size is unknown: size the outputs exactly (peak memory)
             count = functions[1]

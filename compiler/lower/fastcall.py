@@ -67,6 +67,7 @@ from sparsefold.compiler.emit.loops import (
 )
 from sparsefold.compiler.emit.parallel import has_parallel
 from sparsefold.compiler.lower.outputs import AppendOut, DenseOut, ScatterOut, start_value
+from sparsefold.compiler.plan.cost import EXACT_CAPACITY_ABOVE
 from sparsefold.compiler.plan.plans import CoiterPlan, ContractPlan, DensePlan, StreamPlan
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input
@@ -416,12 +417,11 @@ class _Entry:
         big = _any([Bin(">", x, _int(_INT32_MAX)) for x in [cap] + shape])
         self.fail(big if self.out_index == "int32" else Not(big))
         if stage._rows_skipped:
-            from sparsefold.compiler.kernel import _EXACT_CAPACITY_ABOVE
             # a row loop that skips rows (a strided slice): above this many entries the
             # checked path counts them first and sizes the outputs exactly (peak memory);
             # the count cannot exceed the bound, so the index width above stands
             count = self.functions[1] if len(self.functions) > 1 else None
-            above = Bin(">", cap, _int(_EXACT_CAPACITY_ABOVE))
+            above = Bin(">", cap, _int(EXACT_CAPACITY_ABOVE))
             try:
                 if count is None or count.name != "count" or len(count.returns) != 1:
                     raise _Unsupported

@@ -44,10 +44,14 @@ from sparsefold.spec.errors import IllFormedProgram
 from sparsefold.spec.sizes_z3 import Reading, serialized
 
 __all__ = ["Cost", "Monomial", "stage_cost", "DENSE_WORK_LIMIT", "dense_work_limit",
-           "DenseWork", "allowing", "check_dense_work"]
+           "DenseWork", "allowing", "check_dense_work", "EXACT_CAPACITY_ABOVE"]
 
 # coordinates a dense-work plan may visit before the runtime refuses it (~0.1 s of loops)
 DENSE_WORK_LIMIT = 1 << 26
+# below this many entries an upper-bound allocation costs less than an exact count: a row
+# loop that skips rows (a strided slice) counts its entries first only above it (the checked
+# call, ``kernel.StageKernel``, and the fast entry, ``lower/fastcall.py``, both)
+EXACT_CAPACITY_ABOVE = 1 << 15
 
 
 def dense_work_limit() -> int | None:
