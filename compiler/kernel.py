@@ -54,6 +54,7 @@ from sparsefold.compiler.plan.plans import (
     capacity_points,
 )
 from sparsefold.compiler.run import threads
+from sparsefold.compiler.run.build import load_module
 from sparsefold.compiler.run.memory import TooLarge, memory_limit, nbytes, show_bytes
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input, Reduce
@@ -351,7 +352,6 @@ class StageKernel:
         with self._lock:
             hit = self._variants.get(key)
             if hit is None:
-                from sparsefold.compiler.run.build import load_module
                 src, functions = self.source(index_dtypes, out_index, key[2],
                                              sorted_workspace=key[3:] == ("sorted",))
                 hit = (src, functions, load_module(src, name_hint=self.strategy))

@@ -47,7 +47,8 @@ from sparsefold.compiler.plan.planner import NeedsStage, has_sparse_input, plan
 from sparsefold.compiler.plan.planner import dense_valued as planner_dense_valued
 from sparsefold.compiler.plan.plans import CoiterPlan
 from sparsefold.compiler.run import threads
-from sparsefold.compiler.run.gather import GatherStage, serves
+from sparsefold.compiler.run.build import load_module
+from sparsefold.compiler.run.gather import GatherStage, load_gather_kernels, serves
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input, Map
 from sparsefold.spec.errors import IllFormedProgram, InternalError, InvalidData
@@ -314,8 +315,6 @@ class Kernel:
         variant this misses (an int64 output index for a result of more than 2**31 - 1
         entries, the exact variant of a non-finite operand) is built by the call that
         needs it."""
-        from sparsefold.compiler.run.build import load_module
-        from sparsefold.compiler.run.gather import load_gather_kernels
         stages = [stage for _, stage in self.stages] + [self.final]
         for stage, source in zip(stages, self._call_sources(values, "int32")):
             if isinstance(stage, GatherStage):

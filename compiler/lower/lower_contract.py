@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from sparsefold.compiler.emit.cnames import ctype
 from sparsefold.compiler.emit.loops import INT, Bin, Call, Expr, Lit, Load, Not, Param, Var, cast
 from sparsefold.compiler.emit.parallel import THREAD_ID
 from sparsefold.compiler.lower.bounds import check_segment
@@ -355,6 +356,5 @@ def _count_products(low: Lowering, driver, located, rows: Expr, total: Var) -> V
 
 
 def _ct(dt) -> str:
-    from sparsefold.compiler.emit.cnames import ctype
     return ctype(np.dtype(dt))
 

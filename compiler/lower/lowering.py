@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sparsefold.compiler.emit.cnames import array_var, index_ctype, size_var, storage_ctype
+from sparsefold.compiler.emit.emit import render_expr
 from sparsefold.compiler.emit.loops import (
     BOOL,
     INT,
@@ -186,5 +187,4 @@ class Lowering:
 
 
 def _atom(e: Expr, prec: int = 10) -> str:
-    from sparsefold.compiler.emit.emit import render_expr
     return render_expr(e, prec)

@@ -18,8 +18,10 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from sparsefold.compiler.emit.cnames import c_literal, ctype, is_complex_ctype, size_var
+from sparsefold.compiler.emit.emit import render_expr
 from sparsefold.compiler.emit.loops import (
     INT,
+    Bin,
     Builder,
     Cast,
     Expr,
@@ -33,6 +35,7 @@ from sparsefold.compiler.emit.loops import (
     variables,
 )
 from sparsefold.spec import sizes as sz
+from sparsefold.spec.c_library import C_LIBRARY
 from sparsefold.spec.compute import Input, Iota, Literal, Map, Reduce, SizeOf
 from sparsefold.spec.errors import IllFormedProgram, InternalError
 from sparsefold.spec.functions import get_monoid
@@ -60,7 +63,6 @@ def index(e: sz.ExprLike, coords: Mapping[str, Expr] | None = None) -> Expr:
 
 def _text(e: Expr) -> str:
     """``e`` as an operand of the size language's C text (parenthesized unless atomic)."""
-    from sparsefold.compiler.emit.emit import render_expr
     return render_expr(e, 13)
 
 
@@ -78,7 +80,6 @@ def convert(value, dt: np.dtype) -> Expr:
     if dt.kind == "b":
         if value.ctype == "bint":
             return value
-        from sparsefold.compiler.emit.loops import Bin
         return Bin("!=", value, Lit("0"))
     if is_complex_ctype(value.ctype) and dt.kind != "c":
         value = Template("creal({0})", (value,), "double")
@@ -119,7 +120,6 @@ def _helper_ctype(text: str, dt: np.dtype) -> str:
     type of its arguments (``sf_cmul``, ``sf_csign``, ...): the arguments' own; else unknown
     (""). Known, the result needs no cast, and a Cython cast between complex types rebuilds
     the value as ``re + im * I``, which turns ``inf + nan j`` into ``nan + nan j``."""
-    from sparsefold.spec.c_library import C_LIBRARY
     name, _, rest = text.partition("(")
     helper = C_LIBRARY.get(name)
     if (dt.kind == "c" and rest.endswith(")") and helper is not None

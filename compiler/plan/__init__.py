@@ -12,12 +12,11 @@ phase had a folder: ``plan(program, fmt)`` is :func:`planner.plan`.
 import sys
 import types
 
+from sparsefold.compiler.plan import planner
+
 
 class _Phase(types.ModuleType):
-    def __call__(self, program, fmt, **options):
-        """:func:`sparsefold.compiler.plan.planner.plan`."""
-        from sparsefold.compiler.plan.planner import plan
-        return plan(program, fmt, **options)
+    __call__ = staticmethod(planner.plan)
 
 
 sys.modules[__name__].__class__ = _Phase
