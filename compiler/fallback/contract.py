@@ -273,7 +273,7 @@ def find_contraction(node: Reduce) -> Contraction | None:
 def _stretch_free_core(node: Node) -> tuple[int, ...] | None:
     """The product axes of ``node``'s core (under its broadcasts and inserted axes), or
     None when a broadcast stretches one of the core's own axes: the compiled kernels'
-    recognizer (``compiler/contract.core``) reads it so."""
+    recognizer (``compiler/plan/contract.core``) reads it so."""
     core, axes = _core(node)
     return None if None in axes else tuple(axes)
 
