@@ -485,7 +485,9 @@ class StageKernel:
                 order = row_major_order(crds, [shape[m] for m in self.fmt.mode_order])
             val = val[order]
             crds = [c[order] for c in crds]
-            if self.checked:
+            if self.reduction is not None:  # contributions: one entry per output cell
+                val, crds = combine_duplicates(self.reduction.monoid, val, crds)
+            elif self.checked:
                 _no_collisions(crds, self.checked)
             return wrap_levels(self.fmt, shape, val,
                                compress(crds, self.fmt, shape, out_index), library)
@@ -504,6 +506,29 @@ class StageKernel:
                 arrays = {k: (trim(v, n) if k.startswith("crd") else v)
                           for k, v in arrays.items()}
         return wrap_levels(self.fmt, shape, val, arrays, library)
+
+
+def combine_duplicates(monoid, val: np.ndarray, crds: list[np.ndarray]):
+    """A reduction's contributions sorted by output coordinate (stable: in the order the
+    kernel visited them) -> one entry per coordinate, its run combined by ``monoid`` (sum or
+    any: identity zero), the cells that combine to zero dropped — what a dense accumulator
+    made sparse (``from_dense``) stores."""
+    n = val.shape[0]
+    if n == 0:
+        return val, crds
+    new = np.ones(n, dtype=bool)
+    if n > 1:
+        same = np.ones(n - 1, dtype=bool)
+        for c in crds:
+            same &= c[1:] == c[:-1]
+        new[1:] = ~same
+    starts = np.flatnonzero(new)
+    name = monoid if isinstance(monoid, str) else monoid.name
+    ufunc = {"sum": np.add, "any": np.logical_or}[name]
+    with np.errstate(all="ignore"):
+        val = ufunc.reduceat(val, starts).astype(val.dtype, copy=False)
+    keep = val != 0
+    return val[keep], [c[starts][keep] for c in crds]
 
 
 def _no_collisions(crds: list[np.ndarray], operator: str) -> None:

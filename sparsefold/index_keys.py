@@ -19,8 +19,9 @@ import numpy as np
 
 from sparsefold.lazy import LazyArray, asarray
 from sparsefold.spec import sizes as sz
-from sparsefold.spec.compute import Input
+from sparsefold.spec.compute import Input, Map
 from sparsefold.spec.errors import IllFormedIndex, IllFormedProgram
+from sparsefold.spec.functions import get_function
 from sparsefold.spec.ir import Node
 from sparsefold.spec.ops_gather import normalize_indices
 
@@ -225,6 +226,39 @@ def _is_plus_zero(value: Any) -> bool:
     return z == 0 and np.copysign(1.0, z.real) > 0 and np.copysign(1.0, z.imag) > 0
 
 
+def _region_guard(x: Node, slices) -> Node | None:
+    """A bool node of ``x``'s shape: is the coordinate in the region ``slices`` selects
+    (``spec.ops_place.Place``'s guard: ``0 <= dist``, ``dist % |step| == 0``, ``dist //
+    |step| < count`` per axis, ``dist = ±(k - first)``)? None: the region is empty."""
+    from sparsefold.spec.compute import Iota, SizeOf
+    from sparsefold.spec.ops_index import normalize_slice
+
+    def fn(name, *args):
+        return Map(get_function(name), args)
+    guard = None
+    for axis, (n, t) in enumerate(zip(x.shape, slices)):
+        first, step, count = normalize_slice(n, *t)
+        if sz.definitely_equal(count, sz.Const(0)):
+            return None
+        if t == (None, None, None) or (step == 1 and sz.definitely_equal(first, sz.Const(0))
+                                       and sz.definitely_equal(count, n)):
+            continue  # the whole axis
+        k = Iota(tuple(x.shape), axis)
+        at = SizeOf(sz.as_expr(first))
+        dist = fn("subtract", k, at) if step > 0 else fn("subtract", at, k)
+        r = SizeOf(sz.Const(abs(step)))
+        here = fn("logical_and", fn("greater_equal", dist, SizeOf(sz.Const(0))),
+                  fn("less", fn("floor_divide", dist, r), SizeOf(sz.as_expr(count))))
+        if abs(step) != 1:
+            here = fn("logical_and", here,
+                      fn("equal", fn("remainder", dist, r), SizeOf(sz.Const(0))))
+        guard = here if guard is None else fn("logical_and", guard, here)
+    if guard is None:  # every coordinate: x = 0 everywhere, x's shape
+        return Map(get_function("equal"), (Iota(tuple(x.shape), 0), Iota(tuple(x.shape), 0)))\
+            if x.ndim else None
+    return guard
+
+
 def place(x: LazyArray, key: Any, value: Any) -> tuple[Node, dict[str, Any]]:
     """The program and bindings of ``x`` after ``x[key] = value``: a boolean mask key is
     ``where(mask, value, x)``; a basic key (integers, slices, ``...``, ``None``) places the
@@ -289,6 +323,17 @@ def place(x: LazyArray, key: Any, value: Any) -> tuple[Node, dict[str, Any]]:
                                        np.zeros((), x.dtype)))  # float16 storage)
         if spread.dtype != x.dtype:
             spread = spread.astype(x.dtype)
+    elif _is_plus_zero(value):
+        # zeros placed over a region of symbolic size (a jit trace): x outside the region,
+        # 0 inside, the region's guard read off the coordinates — not the broadcast zeros
+        # a dense temporary of the region held (x[::2] = 0: the region's rows x columns
+        # visited; sparsefold fuzz --programs 400 --seed 4242, #39)
+        from sparsefold.spec.fills import fill_literal
+        inside = _region_guard(x.node, slices)
+        if inside is None:
+            return x.node, x.bindings
+        return Map(get_function("where"), (inside, fill_literal(0, x.dtype), x.node)), \
+            x.bindings
     else:
         spread = f.broadcast_to(v, region.shape)  # the value over the region, as x[key] is
         if tuple(spread.node.shape) != counts:  # integers keep their axis; None axes go

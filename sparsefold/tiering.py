@@ -50,6 +50,7 @@ from __future__ import annotations
 import atexit
 import os
 import queue
+import statistics
 import threading
 import time
 import warnings
@@ -58,7 +59,12 @@ from typing import Any
 
 import numpy as np
 
-from sparsefold.compiler.fallback import Declined, FallbackPlan, Unsupported
+from sparsefold.compiler.fallback import (
+    SLOWER_THAN_BUILDING,
+    Declined,
+    FallbackPlan,
+    Unsupported,
+)
 from sparsefold.compiler.run import build
 
 __all__ = ["TieringWarning", "enabled", "register", "call", "wait", "stats", "reset_stats",
@@ -188,7 +194,8 @@ class _Tier:
     """A runnable kernel's background builds (by the kinds of arguments that need them) and
     its fallback plan."""
 
-    __slots__ = ("kernel", "program", "out", "requires", "jobs", "lock", "_plan", "warned")
+    __slots__ = ("kernel", "program", "out", "requires", "jobs", "lock", "_plan", "warned",
+                 "slow")
 
     def __init__(self, kernel, program, out: str, requires: tuple):
         self.kernel, self.program, self.out, self.requires = kernel, program, out, requires
@@ -196,6 +203,7 @@ class _Tier:
         self.lock = threading.Lock()
         self._plan: Any = None  # FallbackPlan, an Unsupported, or None (not made yet)
         self.warned = False
+        self.slow = False  # the fallback ran past its deadline: wait while the build runs
 
     def plan(self):
         if self._plan is None:
@@ -300,10 +308,16 @@ def call(kernel, values: dict, library: str):
                       stacklevel=3)
     plan = tier.plan()
     started = time.perf_counter()
-    if isinstance(plan, FallbackPlan):
+    if isinstance(plan, FallbackPlan) and tier.slow and job is not None and not job.done():
+        _count(f"declined: {SLOWER_THAN_BUILDING}")  # known slower: wait for the build
+    elif isinstance(plan, FallbackPlan):
         try:
-            result = plan(values, library)
+            # no longer than building the kernel would take: past that, waiting answers
+            # sooner (issue #38: the fallback must not cost more than compiling)
+            result = plan(values, library, started + build_estimate(kernel))
         except Declined as exc:
+            if str(exc) == SLOWER_THAN_BUILDING:
+                tier.slow = True
             _count(f"declined: {_reason(exc)}")
         else:
             _count("fallback")
@@ -318,6 +332,26 @@ def call(kernel, values: dict, library: str):
     _count("waited")  # the kernel answers: built here (or by a build already under way)
     _last.call = {"answered": "waited", "fallback_s": time.perf_counter() - started}
     return kernel(values, library)
+
+
+BUILD_SECONDS = 0.7      # one kernel module, median on the 2-core machines (bench --compile-time)
+CYTHON_START_SECONDS = 1.0  # a process's first build: Cython's imports and start-up
+
+
+def build_estimate(kernel) -> float:
+    """Seconds building ``kernel`` would take: its modules (a stage each, and the final
+    kernel) at the median of this process's recent builds (:data:`BUILD_SECONDS` before
+    the first), plus Cython's start-up when nothing was built yet. The fallback's
+    deadline: past it, waiting for the kernel would have answered sooner."""
+    log = build.build_log()[-16:]
+    if log:
+        per = statistics.median(b.get("cython_seconds", 0.0) + b.get("cc_seconds", 0.0) +
+                                b.get("load_seconds", 0.0) for b in log)
+    else:
+        per = BUILD_SECONDS
+    compiled = getattr(kernel, "kernel", kernel)  # (a prebuilt's kernel)
+    modules = 1 + len(getattr(compiled, "stages", ()) or ())
+    return per * modules + (0.0 if log else CYTHON_START_SECONDS)
 
 
 def _reason(exc: BaseException) -> str:

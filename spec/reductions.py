@@ -20,6 +20,8 @@ dtypes and rounding are NumPy's:
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from sparsefold.spec import sizes as sz
@@ -150,18 +152,36 @@ def _first(cond: Node, a: int) -> Node:
     return Reduce(_fn("where", cond, Iota(cond.shape, a), SizeOf(cond.shape[a])), (a,), "min")
 
 
+def _background(x: Node) -> Literal:
+    """The value ``_arg`` singles out: ``x``'s value where its sparse inputs store nothing
+    (``spec.fills.implicit_value``: a filled pydata array's ``c``) when that is a number
+    other than 0 and not NaN, else 0. Any such constant gives the same answer; this one
+    keeps ``x != c`` as sparse as ``x`` (with 0 a filled ``x`` made every comparison
+    dense: argmax of a pydata array of fill 1 took rows x columns, #39)."""
+    from sparsefold.spec.fills import fill_literal, implicit_value
+    c = implicit_value(x)
+    if c is None or np.asarray(c).dtype.kind not in "biufc":
+        return Literal(0)
+    with np.errstate(all="ignore"):
+        if bool(np.isnan(c)) or bool(c == 0):
+            return Literal(0)
+    return fill_literal(c, x.dtype)
+
+
 def _arg(which: str, x: Node, axis, keepdims: bool) -> Node:
     """The first coordinate of the extreme ``which`` (of the first NaN, if any), as NumPy.
 
     Written so that each reduction's argument is a constant (the axis length) wherever
-    ``x`` is zero, which a sparse ``x`` mostly is: the first *nonzero* hit (an element
-    equal to the extreme, or NaN), and the first zero — coordinate 0 if ``x[0] == 0``,
-    else the ``j`` with ``x[j - 1] != 0 == x[j]``. The extreme is 0 exactly when a zero
-    is the answer (then no nonzero element equals it and none is NaN)."""
+    ``x`` is its background ``b`` (0, or a sparse input's fill: :func:`_background`),
+    which a sparse ``x`` mostly is: the first hit other than ``b`` (an element equal to
+    the extreme, or NaN), and the first ``b`` — coordinate 0 if ``x[0] == b``, else the
+    ``j`` with ``x[j - 1] != b == x[j]``. The extreme is ``b`` exactly when a ``b`` is
+    the answer (then no other element equals it and none is NaN)."""
     flat, a = _flat(x, axis)
+    zero = _background(flat)  # (a fresh literal at each use, as the program was printed)
     extreme = Reduce(flat, (a,), which)
     best = BroadcastTo(keep_dims(extreme, (a,), True), flat.shape)
-    nonzero = _fn("not_equal", flat, Literal(0))
+    nonzero = _fn("not_equal", flat, replace(zero))
     hit = _fn("logical_and", nonzero,
               _fn("logical_or", _fn("equal", flat, best), _fn("isnan", flat)))
     keep = [(None, None, None)] * flat.ndim
@@ -174,9 +194,10 @@ def _arg(which: str, x: Node, axis, keepdims: bool) -> Node:
     zero_after_nonzero = _fn("logical_and", before, _fn("logical_not", nonzero))
     head = list(keep)
     head[a] = (0, 1, None)
-    starts_zero = Reduce(_fn("equal", Slice(flat, tuple(head)), Literal(0)), (a,), "any")
+    starts_zero = Reduce(_fn("equal", Slice(flat, tuple(head)), replace(zero)), (a,), "any")
     first_zero = _fn("where", starts_zero, Literal(0), _first(zero_after_nonzero, a))
-    out: Node = _fn("where", _fn("equal", extreme, Literal(0)), first_zero, _first(hit, a))
+    out: Node = _fn("where", _fn("equal", extreme, replace(zero)), first_zero,
+                     _first(hit, a))
     if keepdims:
         out = ExpandDims(out, a) if axis is not None else BroadcastTo(out, (1,) * x.ndim)
     return out

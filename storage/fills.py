@@ -75,8 +75,25 @@ def with_fill(result: Any, fill: Any) -> Any:
         if fill == 0 and not np.isnan(fill):
             return result
     import sparse
-    dense = result.todense()
-    if type(result).__name__ == "GCXS":
+    gcxs = type(result).__name__ == "GCXS"
+    matrix = gcxs and result.ndim == 2
+    # (pydata's own todense and from_numpy of a 2-d GCXS go through COO and an argsort of
+    # every cell: a dense-valued CSC result took 30x the time for 16x the entries, #39)
+    dense = result.to_scipy_sparse().toarray() if matrix else result.todense()
+    with np.errstate(all="ignore"):
+        keep = ~np.isnan(dense) if np.isnan(fill) else dense != fill
+    if matrix:  # the kept cells in storage order, compressed by their outer axis
+        outer = result.compressed_axes[0]
+        order = keep if outer == 0 else keep.T
+        rows, inner = np.nonzero(order)
+        data = (dense if outer == 0 else dense.T)[rows, inner]
+        indptr = np.zeros(order.shape[0] + 1, dtype=np.intp)
+        np.cumsum(np.bincount(rows, minlength=order.shape[0]), out=indptr[1:])
+        return sparse.GCXS((data, inner.astype(np.intp), indptr), shape=result.shape,
+                           compressed_axes=result.compressed_axes, fill_value=fill)
+    if gcxs:
         return sparse.GCXS.from_numpy(dense, compressed_axes=result.compressed_axes,
                                       fill_value=fill)
-    return sparse.COO.from_numpy(dense, fill_value=fill)
+    coords = np.array(np.nonzero(keep), dtype=np.intp).reshape(dense.ndim, -1)
+    return sparse.COO(coords, dense[keep], shape=dense.shape, fill_value=fill,
+                      has_duplicates=False, sorted=True)

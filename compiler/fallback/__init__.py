@@ -14,10 +14,16 @@ reading of the language, differential-tested against the compiled kernels
 ``covers(program, out)`` says why a program is not covered (None when it is).
 """
 
-from sparsefold.compiler.fallback.plan import MAX_ENTRIES, FallbackPlan, Unsupported
+from sparsefold.compiler.fallback.plan import (
+    MAX_ENTRIES,
+    SLOWER_THAN_BUILDING,
+    FallbackPlan,
+    Unsupported,
+)
 from sparsefold.compiler.fallback.values import Declined
 
-__all__ = ["FallbackPlan", "Unsupported", "Declined", "covers", "MAX_ENTRIES"]
+__all__ = ["FallbackPlan", "Unsupported", "Declined", "covers", "MAX_ENTRIES",
+           "SLOWER_THAN_BUILDING"]
 
 
 def covers(program, out: str) -> str | None:

@@ -43,7 +43,7 @@ from sparsefold.compiler.fallback.located import (
     projected,
     spread,
 )
-from sparsefold.compiler.fallback.matrices import matrices
+from sparsefold.compiler.fallback.matrices import matrices, union_csr
 from sparsefold.compiler.fallback.values import (
     I64,
     Broadcast,
@@ -63,7 +63,8 @@ from sparsefold.spec.compute import Input, Iota, Literal, Map, Reduce, SizeOf
 from sparsefold.spec.formats import Format
 from sparsefold.spec.functions import get_monoid
 from sparsefold.spec.ir import Node, ShapeOp
-from sparsefold.spec.ops_axes import BroadcastTo, PermuteDims
+from sparsefold.spec.ops_axes import BroadcastTo, ExpandDims, PermuteDims
+from sparsefold.spec.ops_index import Slice
 from sparsefold.storage.dense import dense_operand
 from sparsefold.storage.levels import check_range, sparse_levels
 
@@ -75,10 +76,13 @@ class Context:
     contraction plans found for the program's reductions (``contract.py``)."""
 
     def __init__(self, arrays: dict, env: dict[str, int], budget: Budget, contractions: dict,
-                 sparse_valued: frozenset = frozenset()):
+                 sparse_valued: frozenset = frozenset(), transposed: frozenset = frozenset()):
         self.arrays, self.env, self.budget = arrays, env, budget
         self.contractions = contractions
         self.sparse_valued = sparse_valued  # ids of sparse-valued reductions (contract.py)
+        # ids of CSC inputs read only through a transpose: valued as that transpose, whose
+        # row-major CSR their arrays are (``A.T`` of a CSC ``A`` costs nothing)
+        self.transposed = transposed
         self.values: dict[int, object] = {}  # node id -> its value, as evaluated
 
     def shape(self, node: Node) -> tuple[int, ...]:
@@ -88,7 +92,11 @@ class Context:
 def evaluate_node(node: Node, args: list, ctx: Context):
     """The value of ``node`` from its operands' values ``args``."""
     if isinstance(node, Input):
+        if id(node) in ctx.transposed:
+            return eval_input_transposed(node, ctx)
         return eval_input(node, ctx)
+    if isinstance(node, PermuteDims) and id(node.arg) in ctx.transposed:
+        return args[0]  # the input was valued as this transpose
     if isinstance(node, Literal):
         return Scalar((), node.dtype, node.typed_value())
     if isinstance(node, SizeOf):
@@ -107,6 +115,26 @@ def evaluate_node(node: Node, args: list, ctx: Context):
 
 
 # --- one function per node kind -------------------------------------------------------------
+
+def transposed_only(node: Node, consumers: list[Node]) -> bool:
+    """Is ``node`` a CSC matrix input whose every consumer transposes it?"""
+    return isinstance(node, Input) and node.format.kinds == ("full", "pos") and \
+        node.format.mode_order == (1, 0) and bool(consumers) and all(
+            isinstance(c, PermuteDims) and tuple(c.perm) == (1, 0) for c in consumers)
+
+
+def eval_input_transposed(node: Input, ctx: Context) -> Sparse:
+    """A CSC input's transpose (:func:`transposed_only`): its arrays, validated as
+    :func:`eval_input` validates them, read as the CSR arrays of the transpose."""
+    value = ctx.arrays[node.name]
+    shape = ctx.shape(node)
+    levels = sparse_levels(value, node, node.name)
+    pos = levels["pos1"]
+    nnz = int(pos[-1])
+    crd = levels["crd1"][:nnz]
+    check_range(node.name, "indices", crd, shape[0])
+    return Sparse((shape[1], shape[0]), levels["val"][:nnz], 0, csr=(pos, crd))
+
 
 def eval_input(node: Input, ctx: Context):
     """spec.compute.Input: a dense array in place, or a sparse one's validated, canonical
@@ -205,6 +233,13 @@ def eval_map(node: Map, args: list, ctx: Context):
         if quick is not None:
             return quick
     materialized = {d: args[d].materialize(budget) for d in sparse}
+    if len(shape) == 2 and len(sparse) >= 2:  # matrices: scipy's row merges
+        budget.sparse(sum(materialized[d].nnz for d in sparse), f"map {fn.name}")
+        indptr, indices, positions = union_csr([materialized[d] for d in sparse])
+        n = indices.shape[0]
+        ops = [spread_values(materialized[d], positions[sparse.index(d)], n)
+               if d in materialized else v.operand(()) for d, v in enumerate(args)]
+        return Sparse(shape, _sized(apply(node, ops), n), background, csr=(indptr, indices))
     keys, positions = union([materialized[d] for d in sparse])
     budget.sparse(keys.shape[0], f"map {fn.name}")
     n = keys.shape[0]
@@ -244,6 +279,10 @@ def eval_reduce(node: Reduce, arg, ctx: Context):
         raise Declined(f"{monoid} over a zero-length axis (the kernel reports it)")
     budget, dtype = ctx.budget, node.dtype
     budget.dense(out_shape, dtype, f"the result of {monoid}")
+    if isinstance(arg, MapLocated) and not sparse_valued:
+        quick = _reduce_map_of_entries(node, arg, ctx, monoid, out_shape)
+        if quick is not None:
+            return quick
     if isinstance(arg, Located):
         full = arg.full(budget)
         kwargs = {"dtype": dtype} if monoid.takes_dtype else {}
@@ -258,6 +297,21 @@ def eval_reduce(node: Reduce, arg, ctx: Context):
             combine_background(monoid, acc, np.asarray([extent - entries.nnz]),
                                entries.background)
         return DenseArray(acc.reshape(out_shape), sparse_valued)
+    background = entries.background
+    if entries.csr is not None and len(in_shape) == 2 and monoid.name == "sum" and \
+            is_zero(background) and dtype.kind in "iufc" and \
+            (dtype == np.float64 or tuple(node.axes) == (1,)):
+        indptr, indices = entries.csr
+        vals = entries.vals.astype(dtype, copy=False)
+        if tuple(node.axes) == (0,):  # the column of each entry is its cell
+            acc = np.bincount(indices, weights=vals, minlength=in_shape[1])
+        else:  # each row's entries are contiguous: one sum per non-empty row, in order
+            acc = np.zeros(in_shape[0], dtype)
+            starts = np.asarray(indptr[:-1])
+            filled = np.diff(indptr) > 0
+            if filled.any():
+                acc[filled] = np.add.reduceat(vals, starts[filled])
+        return DenseArray(acc.astype(dtype, copy=False).reshape(out_shape), sparse_valued)
     kept = tuple(c for d, c in enumerate(entries.coords) if d not in node.axes)
     cells = 1
     for n in out_shape:
@@ -269,11 +323,125 @@ def eval_reduce(node: Reduce, arg, ctx: Context):
     else:
         acc = np.full(cells, monoid.start(dtype), dtype=dtype)
         monoid.combine.at(acc, keys, vals)
-    background = entries.background
     if not (monoid.name == "sum" and is_zero(background)) and extent:
         unvisited = extent - np.bincount(keys, minlength=cells)
         combine_background(monoid, acc, unvisited, background)
     return DenseArray(acc.reshape(out_shape), sparse_valued)
+
+
+def _sparse_leaves(v, axes: frozenset, shape) -> list | None:
+    """The sparse values (of ``shape``) a tree of located maps reads, when every other
+    leaf is constant along the reduced ``axes`` (a dense array broadcast along them, a
+    literal): then away from the leaves' entries the tree's value depends on the output
+    cell alone. None when it is not such a tree."""
+    if isinstance(v, (Sparse, Broadcast)):
+        return [v] if tuple(v.shape) == tuple(shape) else None
+    if isinstance(v, MapLocated) and tuple(v.shape) == tuple(shape):
+        leaves: list = []
+        for a in v.args:
+            found = _sparse_leaves(a, axes, shape)
+            if found is None:
+                return None
+            leaves += found
+        return leaves
+    if isinstance(v, Located) and not _reads_sparse(v):
+        lead = len(shape) - len(v.shape)  # (a map's operands align to the right)
+        return [] if _constant_along(v, frozenset(d - lead for d in axes if d >= lead)) \
+            else None
+    return None
+
+
+def _constant_along(v, axes: frozenset) -> bool:
+    """Does ``v`` (located, reading no sparse value) take one value along ``axes`` (of its
+    own shape)? Size-1 axes, the stretched axes of a broadcast, maps of such values."""
+    if all(v.shape[d] == 1 for d in axes):
+        return True
+    if isinstance(v, MapLocated):
+        return all(_constant_along(a, frozenset(d - (len(v.shape) - len(a.shape))
+                                                for d in axes
+                                                if d >= len(v.shape) - len(a.shape)))
+                   for a in v.args)
+    if isinstance(v, ShapeLocated) and isinstance(v.node, BroadcastTo):
+        (a,) = v.operands
+        lead = len(v.shape) - len(a.shape)
+        return _constant_along(a, frozenset(d - lead for d in axes
+                                            if d >= lead and a.shape[d - lead] != 1))
+    if isinstance(v, ShapeLocated) and isinstance(v.node, ExpandDims):
+        (a,) = v.operands
+        k = v.node.axis % len(v.shape)
+        return _constant_along(a, frozenset(d - (d > k) for d in axes if d != k))
+    return False
+
+
+def _reads_sparse(v) -> bool:
+    if isinstance(v, (Sparse, Broadcast)):
+        return True
+    if isinstance(v, MapLocated):
+        return any(_reads_sparse(a) for a in v.args)
+    if isinstance(v, ShapeLocated):
+        return any(_reads_sparse(a) for a in v.operands)
+    return False
+
+
+def _at_background(v, coords):
+    """``v`` (a tree :func:`_sparse_leaves` accepts) at ``coords`` with every sparse leaf
+    at its background."""
+    if isinstance(v, (Sparse, Broadcast)):
+        return np.asarray(v.background)
+    if isinstance(v, MapLocated):
+        return apply(v.node, [_at_background(a, projected(coords, a.shape, v.shape))
+                              for a in v.args])
+    return v.operand(coords)
+
+
+def _reduce_map_of_entries(node: Reduce, arg: MapLocated, ctx: Context, monoid,
+                           out_shape) -> DenseArray | None:
+    """A reduction of a dense-valued map of sparse values and cell-constant operands
+    (``sum((A - mean(A, axis=1, keepdims=True)) ** 2, axis=1)``: var, std) in work linear
+    in the entries and the output, as the kernels' background rule computes it
+    (``compiler/plan/background.py``): the map at the union of its sparse leaves' entries,
+    combined per output cell, then its value away from them — the same at every such
+    coordinate of a cell — once per coordinate of the cell no entry covers."""
+    shape = arg.shape
+    axes = frozenset(node.axes)
+    if monoid.name not in ("sum", "max", "min", "any", "all"):
+        return None
+    leaves = _sparse_leaves(arg, axes, shape)
+    if not leaves:
+        return None
+    budget, dtype = ctx.budget, node.dtype
+    keys, _ = union([leaf.materialize(budget) for leaf in leaves])
+    coords = unravel(keys, shape) if shape else ()
+    vals = np.broadcast_to(np.asarray(arg.at(coords)), keys.shape).astype(dtype, copy=False)
+    kept = tuple(c for d, c in enumerate(coords) if d not in axes)
+    cells = 1
+    for n in out_shape:
+        cells *= n
+    extent = 1
+    for a in axes:
+        extent *= shape[a]
+    cell = linear_keys(kept, out_shape) if kept else np.zeros(keys.shape[0], I64)
+    if monoid.name == "sum" and dtype == np.float64:
+        acc = np.bincount(cell, weights=vals, minlength=cells).astype(dtype, copy=False)
+    else:
+        acc = np.full(cells, monoid.start(dtype), dtype=dtype)
+        monoid.combine.at(acc, cell, vals)
+    unvisited = extent - np.bincount(cell, minlength=cells)
+    missing = unvisited > 0
+    if missing.any():
+        # each cell's coordinates in the map's shape, any position along the reduced axes
+        # (the tree is constant along them away from the entries)
+        out_coords = iter(np.unravel_index(np.flatnonzero(missing), out_shape)
+                          if out_shape else ())
+        at = tuple(np.zeros(1, I64) if d in axes else next(out_coords)
+                   for d in range(len(shape)))
+        back = np.broadcast_to(np.asarray(_at_background(arg, at)).astype(dtype, copy=False),
+                               (int(missing.sum()),))
+        if monoid.name == "sum":
+            acc[missing] += back * unvisited[missing]
+        else:
+            acc[missing] = monoid.combine(acc[missing], back)
+    return DenseArray(acc.reshape(out_shape))
 
 
 def combine_background(monoid, out: np.ndarray, unvisited: np.ndarray, value) -> None:
@@ -310,6 +478,11 @@ def eval_shape_op(node: ShapeOp, args: list, ctx: Context):
     if isinstance(node, PermuteDims) and len(shape) == 2 and tuple(node.perm) == (1, 0) and \
             isinstance(args[0], Sparse) and args[0].csr is not None:
         return _transposed(args[0], shape)
+    if isinstance(node, Slice) and len(shape) == 2 and isinstance(args[0], Sparse) and \
+            args[0].csr is not None:
+        sliced = _sliced_csr(node, args[0], shape, ctx)
+        if sliced is not None:
+            return sliced
     im = node.index_map()
     if im.fill is not None and not is_zero(im.fill):
         # a fill that is not 0 around sparse operands: dense-valued (the kernels compute
@@ -350,6 +523,40 @@ def eval_shape_op(node: ShapeOp, args: list, ctx: Context):
     out_vals = np.concatenate(vals) if vals else np.zeros(0, node.dtype)
     return Sparse.from_entries(shape, out_coords, out_vals.astype(node.dtype, copy=False),
                                background, budget, type(node).__name__.lower())
+
+
+def _sliced_csr(node: Slice, v: Sparse, shape, ctx: Context) -> Sparse | None:
+    """``A[r0:r1:rs, c0:c1:cs]`` of a matrix held as CSR, for any row step and a column
+    step >= 1, as scipy slices: the rows' ranges gathered through ``indptr`` (O(rows +
+    entries read), no sort: the rows keep their sorted columns), then the columns kept
+    and renumbered. None for a column step < 0 (its rows would need reversing)."""
+    (first0, step0, count0), (first1, step1, count1) = (
+        tuple(int(sz.evaluate(e, ctx.env)) for e in t)
+        for t in node._normalized(node.arg.shape))
+    if step1 < 1:
+        return None
+    import scipy.sparse as sp
+    indptr, indices = v.csr
+    ctx.budget.sparse(int(indptr[-1]), "slice")
+    m = sp.csr_array((v.vals, indices, indptr), shape=v.shape, copy=False)
+    # scipy's row gather (csr_row_index: a copy per row range) or a contiguous view
+    m = m[first0:first0 + count0] if step0 == 1 else \
+        m[first0 + step0 * np.arange(count0, dtype=I64)]
+    out_ptr, cols, vals = np.asarray(m.indptr, I64), m.indices, m.data
+    total = int(out_ptr[-1])
+    if not (first1 == 0 and step1 == 1 and count1 == v.shape[1]):
+        dist = cols.astype(I64) - first1
+        keep = dist >= 0
+        if step1 != 1:
+            keep &= dist % step1 == 0
+        dist //= step1
+        keep &= dist < count1
+        kept = np.zeros(total + 1, I64)
+        np.cumsum(keep, out=kept[1:])
+        out_ptr = kept[out_ptr]
+        cols, vals = dist[keep], vals[keep]
+    return Sparse(shape, np.ascontiguousarray(vals), v.background,
+                  csr=(out_ptr, np.ascontiguousarray(cols)))
 
 
 def _transposed(v: Sparse, shape) -> Sparse:

@@ -8,11 +8,12 @@ import numpy as np
 from sparsefold.compiler.fallback.values import I64, Sparse, is_zero
 from sparsefold.spec.compute import Map
 
-__all__ = ["matrices", "csr_structure"]
+__all__ = ["matrices", "csr_structure", "union_csr"]
 
 
 _SCIPY_OPS = {"add": lambda x, y: x + y, "subtract": lambda x, y: x - y,
               "multiply": lambda x, y: x.multiply(y)}
+_NUMPY_OPS = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply}
 _SCIPY_FAST = frozenset(np.dtype(t) for t in ("int32", "int64", "float32", "float64",
                                               "complex64", "complex128"))
 
@@ -24,6 +25,13 @@ def csr_structure(v: Sparse) -> tuple[np.ndarray, np.ndarray]:
     indptr = np.zeros(v.shape[0] + 1, dtype=I64)
     np.cumsum(np.bincount(rows, minlength=v.shape[0]), out=indptr[1:])
     return indptr, cols
+
+
+def _same_structure(x: Sparse, y: Sparse) -> bool:
+    """Do ``x`` and ``y`` hold the very same CSR arrays (values made from one operand's
+    entries share them)?"""
+    return x.csr is not None and y.csr is not None and x.csr[0] is y.csr[0] and \
+        x.csr[1] is y.csr[1]
 
 
 def matrices(node: Map, args: list) -> Sparse | None:
@@ -41,6 +49,10 @@ def matrices(node: Map, args: list) -> Sparse | None:
         return None
     import scipy.sparse as sp
     shape = x.shape
+    if _same_structure(x, y):  # one pattern: the entries are its, values combined in place
+        with np.errstate(all="ignore"):
+            vals = _NUMPY_OPS[name](x.vals, y.vals).astype(node.dtype, copy=False)
+        return Sparse(shape, np.ascontiguousarray(vals), 0, csr=x.csr)
 
     def matrix(v, data):
         if isinstance(v, Sparse):
@@ -70,3 +82,39 @@ def matrices(node: Map, args: list) -> Sparse | None:
             vals[found.data - 1] = result.data
             result = entries
     return Sparse(shape, vals, 0, csr=(result.indptr, result.indices))
+
+
+def union_csr(values: list[Sparse]) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """The entries stored by any of ``values`` (sparse matrices of one shape) as CSR
+    arrays, and for each value where each of its entries lands among them — by scipy's
+    row merges: the union of the boolean structures (a logical or, which drops nothing),
+    then each value's positions read off the union's numbered entries (an elementwise
+    product with its structure, in its own canonical order). Linear in the entries; the
+    merge of linear keys it replaces binary-searched one operand in the other."""
+    import scipy.sparse as sp
+    shape = values[0].shape
+    if all(_same_structure(values[0], v) for v in values[1:]):
+        # one pattern (maps of one operand: ``where(A > 0, exp(A), 0)``): no merge
+        indptr, indices = values[0].csr
+        every = np.arange(values[0].nnz, dtype=I64)
+        return indptr, indices, [every] * len(values)
+
+    def ones(v):
+        indptr, indices = csr_structure(v)
+        m = sp.csr_array((np.ones(v.nnz, dtype=bool), indices, indptr), shape=shape)
+        m.has_canonical_format = True
+        return m
+    structures = [ones(v) for v in values]
+    union = structures[0]
+    for m in structures[1:]:
+        union = union + m
+    union = sp.csr_array(union)
+    union.has_canonical_format = True
+    numbered = sp.csr_array((np.arange(1, union.nnz + 1, dtype=I64), union.indices,
+                             union.indptr), shape=shape)
+    numbered.has_canonical_format = True
+    positions = []
+    for m in structures:
+        at = sp.csr_array(numbered.multiply(m))
+        positions.append(np.asarray(at.data, dtype=I64) - 1)
+    return union.indptr, union.indices, positions

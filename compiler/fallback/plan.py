@@ -19,12 +19,13 @@ index width follows its capacity bound), and any error of its own.
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
 import numpy as np
 
 from sparsefold.compiler.fallback.contract import find_contraction, sparse_valued_reduction
-from sparsefold.compiler.fallback.evaluate import Context, evaluate_node
+from sparsefold.compiler.fallback.evaluate import Context, evaluate_node, transposed_only
 from sparsefold.compiler.fallback.located import nonzeros
 from sparsefold.compiler.fallback.values import (
     I64,
@@ -60,6 +61,7 @@ _BYTES_PER_ENTRY = 32  # a key, two coordinates and a value, roughly
 # that, dense work costs well under a millisecond, less than waiting for a kernel (0.6 s).
 LINEAR_FACTOR = 4
 DENSE_FLOOR = 1 << 16
+SLOWER_THAN_BUILDING = "slower than building its kernel"  # a deadline's decline
 
 
 class Unsupported(Exception):
@@ -148,6 +150,13 @@ class FallbackPlan:
             for o in (c.operands() if c else n.operands()):
                 last[id(o)] = step
         self._last = last  # values are dropped after their last use
+        consumers: dict[int, list[Node]] = {}
+        for n in self.order:
+            c = self.contractions.get(id(n))
+            for o in (c.operands() if c else n.operands()):
+                consumers.setdefault(id(o), []).append(n)
+        self._transposed = frozenset(id(n) for n in self.order if n is not program and
+                                     transposed_only(n, consumers.get(id(n), [])))
         self.inputs = [n for n in nodes if isinstance(n, Input)]
         # a float product annihilates only beside finite operands: the kernel checks its
         # inputs and otherwise runs an exact variant; the fallback then declines
@@ -166,19 +175,21 @@ class FallbackPlan:
         self._out_cells = sz.python_function((sz.product(program.shape),)) if fmt_dense \
             else None
 
-    def __call__(self, values: dict[str, Any], library: str = "scipy"):
+    def __call__(self, values: dict[str, Any], library: str = "scipy",
+                 deadline: float | None = None):
         """The result for ``values`` (input name -> array), as the compiled kernel returns
         it for ``library`` ("scipy" or "pydata"); :class:`Declined` when it does not
-        answer."""
+        answer — also when ``deadline`` (a ``time.perf_counter()`` value: when building
+        the kernel would have answered) passes between two of its steps."""
         try:
             with np.errstate(all="ignore"):
-                return self._run(values, library)
+                return self._run(values, library, deadline)
         except Declined:
             raise
         except Exception as exc:  # noqa: BLE001 - the kernel answers instead, and decides
             raise Declined(f"{type(exc).__name__}: {exc}") from exc
 
-    def _run(self, values: dict[str, Any], library: str):
+    def _run(self, values: dict[str, Any], library: str, deadline: float | None = None):
         env = bind_sizes(self.inputs, values)
         try:
             holds = all(self._requires(env))
@@ -191,8 +202,11 @@ class FallbackPlan:
             raise Declined("an array of more than 2**62 elements")
         limit = _memory_limit() // 4
         budget = Budget(limit, limit // _BYTES_PER_ENTRY, self.linear_cells(values, env))
-        ctx = Context(values, env, budget, self.contractions, self.sparse_valued)
+        ctx = Context(values, env, budget, self.contractions, self.sparse_valued,
+                      self._transposed)
         for step, node in enumerate(self.order):
+            if deadline is not None and time.perf_counter() > deadline:
+                raise Declined(SLOWER_THAN_BUILDING)
             c = self.contractions.get(id(node))
             args = [] if c else [ctx.values[id(o)] for o in node.operands()]
             value = evaluate_node(node, args, ctx)

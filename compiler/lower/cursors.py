@@ -76,6 +76,8 @@ class FlatCursor:
         if self.dense:
             self.arrays = None
             self.z = None
+            # a 0-d leaf not broadcast has no counter of its own: one stop, counted here
+            self.once = b.fresh(f"once_{tag}") if not self.modes and not self.free else None
         else:
             self.arrays = low.leaf(leaf)
             iterating = [li for li, lv in enumerate(levels) if lv.full or lv.has_pos]
@@ -121,6 +123,8 @@ class FlatCursor:
         if self.dense:
             for m in self.modes:
                 b.assign(self.coord[m], Lit("0", INT))
+            if self.once is not None:
+                b.assign(self.once, Lit("0", INT))
         else:
             # positions of level li under the root: [start, end); the root is position 0
             start: Expr = Lit("0", INT)
@@ -166,9 +170,18 @@ class FlatCursor:
                     self._settle_at()
 
     def _exhausted(self) -> Expr:
-        if self.dense:
-            return Bin(">=", self.coord[self.modes[0]], self._size(0))
+        if self.dense:  # its outermost counter reached its size (it is never reset)
+            var, size = self._dense_counters()[0]
+            return Bin(">=", var, size)
         return Bin(">=", self.pos_vars[self.z], self.end)
+
+    def _dense_counters(self) -> list[tuple[Expr, Expr]]:
+        """A dense leaf's counters, outermost first: its coordinates, then its broadcast
+        axes (a 0-d leaf has only those; with none, its one stop: seed 777 of the program
+        fuzzer, #39)."""
+        counters = [(self.coord[m], self._size(li)) for li, m in enumerate(self.modes)]
+        counters += [(var, index(size)) for _, var, size in self.free]
+        return counters or [(self.once, Lit("1", INT))]
 
     def _settle_at(self) -> None:
         """At a position inside the leaf: outer levels follow, coordinates are read, guards
@@ -238,8 +251,7 @@ class FlatCursor:
         b = self.low.b
         counters = [(var, index(size)) for _, var, size in self.free]
         if self.dense:
-            counters = [(self.coord[m], self._size(li)) for li, m in enumerate(self.modes)] + \
-                counters
+            counters = self._dense_counters()
             inner_stop = 0
         else:
             inner_stop = None

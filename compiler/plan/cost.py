@@ -36,11 +36,13 @@ import math
 import os
 from dataclasses import dataclass
 
+import numpy as np
 import z3
 
 from sparsefold.compiler.plan.plans import CoiterPlan, ContractPlan, DensePlan, StreamPlan
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.errors import IllFormedProgram
+from sparsefold.spec.ir import Node
 from sparsefold.spec.sizes_z3 import Reading, serialized
 
 __all__ = ["Cost", "Monomial", "stage_cost", "DENSE_WORK_LIMIT", "dense_work_limit",
@@ -237,8 +239,20 @@ def stage_cost(plan, program, fmt, inputs) -> Cost:
         terms.append(Monomial(out=True, log=plan.assembly == "sort"))
     reduction = getattr(plan, "reduction", None)
     if reduction is not None and reduction.background is not None:
-        terms.append(Monomial(extents=shape))  # the combine per output cell
+        # the combine per output cell; of a nonzero constant into a sparse result every
+        # cell is an entry (unless each coordinate reduced into it is stored): its size
+        terms.append(Monomial(out=True) if _fills_cells(reduction, fmt)
+                     else Monomial(extents=shape))
     return _judged(terms, program, fmt, inputs)
+
+
+def _fills_cells(reduction, fmt) -> bool:
+    """Does a reduction's background make every cell of a sparse result an entry: a nonzero
+    constant (NaN included), not one value per cell (p55 of the program generator, #39)?"""
+    bg = reduction.background
+    if fmt.is_dense or isinstance(bg, Node):
+        return False
+    return bool(np.asarray(bg) != 0)
 
 
 def _judged(terms, program, fmt, inputs) -> Cost:

@@ -85,10 +85,21 @@ def zero_where(node: Map, zero_positions: set[int]) -> bool:
     fn = node.fn
     if any(p in fn.annihilates for p in zero_positions):
         return True
+    if fn.name == "where" and 0 not in zero_positions and all(
+            d in zero_positions or _plus_zero(node.args[d]) for d in (1, 2)):
+        return True  # where(c, 0, y) where y is 0: 0 whatever c is (x[::2] = 0 in a trace)
     others = [d for d in range(len(node.args)) if d not in zero_positions]
     if not all(isinstance(node.args[d], Literal) for d in others):
         return False
     return _zero_at(node, zero_positions)
+
+
+def _plus_zero(node: Node) -> bool:
+    """A literal +0 (not -0.0: the implicit zero it would be stored as is +0)."""
+    if not isinstance(node, Literal):
+        return False
+    v = complex(np.asarray(node.value).item())
+    return v == 0 and np.copysign(1.0, v.real) > 0 and np.copysign(1.0, v.imag) > 0
 
 
 def _zero_at(node: Map, zero_positions: set[int]) -> bool:

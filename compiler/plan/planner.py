@@ -47,6 +47,7 @@ from sparsefold.compiler.plan.plans import (
 from sparsefold.compiler.plan.streams import NotAStream, finite_checks, is_locatable, stream_pieces
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input, Map, Reduce
+from sparsefold.spec.fills import filled_parts
 from sparsefold.spec.formats import Format
 from sparsefold.spec.functions import get_function
 from sparsefold.spec.ir import Node, ShapeOp
@@ -106,9 +107,13 @@ def dense_valued(program: Node) -> bool:
     if red is not None:
         return not _sparse_contraction(red)
     if isinstance(program, Map):
+        # a dense-valued argument computed on its own (``A @ x``) stands for a dense
+        # input; a filled input ``where(present, stored, c)`` is read by the lattice at its
+        # fill, so ``x != c`` stays sparse (argmax of a pydata array of fill 1 staged
+        # rows x columns temporaries, #39)
         args = [Input(f"dense_valued{d}", a.shape, a.dtype, "dense")
-                if has_sparse_input(a) and dense_valued(a) else a
-                for d, a in enumerate(program.args)]
+                if has_sparse_input(a) and filled_parts(a) is None and dense_valued(a)
+                else a for d, a in enumerate(program.args)]
         if any(x is not a for x, a in zip(args, program.args)):
             program = replace(program, args=tuple(args))
             if not has_sparse_input(program):
@@ -557,7 +562,7 @@ def _plan_elementwise(root: Node, space_node: Node, fmt: Format, exact: bool,
     _collapse_for_line(root, operands, lattice, ndim)
     dense_out = fmt.is_dense or reduction is not None or lattice.universe
     if reduction is not None:
-        assembly = "accumulate"
+        assembly = _reduced_assembly(reduction, fmt)
     elif dense_out:
         assembly = "dense"
     else:
@@ -607,8 +612,26 @@ def _plan_reduction(red: Reduce, chain, fmt: Format, exact: bool) -> Plan:
     pieces = _stream(arg, exact)
     if pieces is not None:
         pieces = prune_guards(_accumulated(pieces, reduction))
-        return StreamPlan(pieces, "leaf", "accumulate", finite_checks(pieces), reduction)
+        return StreamPlan(pieces, "leaf", _reduced_assembly(reduction, fmt),
+                          finite_checks(pieces), reduction)
     return _plan_elementwise(arg, arg, fmt, exact, reduction)
+
+
+# monoids whose identity is zero: a cell no entry reaches is an implicit zero of the result
+_SORTED_MONOIDS = ("sum", "any")
+
+
+def _reduced_assembly(reduction: Reduction, fmt: Format) -> str:
+    """How a reduction's cells are assembled: into a dense accumulator of the result's shape
+    ("accumulate"), or — a sparse result of two or more axes, a monoid whose identity is
+    zero, nothing combined per cell after the kernel — as the entries' contributions at
+    their output coordinates, sorted and combined by the runtime ("sort": kernel._finish).
+    A dense accumulator of a sparse n-d result is rows x columns of work and memory (a sum
+    over the middle axis of a 3-d COO into CSR: found by the program generator, #39)."""
+    if fmt.is_dense or len(fmt.kinds) < 2 or reduction.monoid not in _SORTED_MONOIDS or \
+            reduction.background is not None or reduction.total is not None:
+        return "accumulate"
+    return "sort"
 
 
 def _accumulated(pieces, reduction: Reduction) -> tuple:

@@ -148,3 +148,96 @@ def test_generated_programs_on_the_fallback_alone_grow_linearly(case):
         f"{case.source} out={case.out}: the fallback's peak memory grew {peak_lo} -> "
         f"{peak_hi} bytes while stored sizes grew {s_lo} -> {s_hi} "
         f"({'answered' if answered else 'declined'} at 4N)")
+
+
+def test_the_fallback_stops_at_its_deadline():
+    # past the time building the kernel would take, the fallback declines between steps
+    import time
+
+    from sparsefold.compiler.fallback import SLOWER_THAN_BUILDING
+    a, b = _matrix(200, 6), _matrix(200, 7)
+    plan, values, library = fallback_of(JitFunction(lambda x, y: (x + y) * 2, None,
+                                                    wait=True), a, b)
+    with pytest.raises(Declined, match=SLOWER_THAN_BUILDING):
+        plan(values, library, time.perf_counter() - 1.0)
+    got = plan(values, library, time.perf_counter() + 600.0)
+    np.testing.assert_array_equal(got.toarray(), (a.toarray() + b.toarray()) * 2)
+
+
+def test_a_tiered_call_waits_when_the_fallback_would_take_longer(monkeypatch):
+    # the policy: with a build estimate of 0 s, any fallback run is slower than building;
+    # the call waits, gets the kernel's answer, and later calls do not try the fallback
+    from sparsefold import tiering
+    monkeypatch.setattr(tiering, "build_estimate", lambda kernel: -1.0)
+    a, b = _matrix(300, 8), _matrix(300, 9)
+    f = sf.jit(lambda x, y: sf.maximum(x, y) * 3 - x, wait=False)
+    got = f(a, b)
+    np.testing.assert_array_equal(got.toarray(),
+                                  np.maximum(a.toarray(), b.toarray()) * 3 - a.toarray())
+    assert tiering.last_call()["answered"] in ("waited", "kernel")
+
+
+@pytest.mark.parametrize("key", [(slice(None, None, 2), slice(None)),
+                                 (slice(None, None, -1), slice(None)),
+                                 (slice(1, -1, 3), slice(2, None, 2)),
+                                 (slice(-2, 0, -2), slice(1, 7)),
+                                 (slice(5, 5), slice(None)),
+                                 (slice(None), slice(None, None, -1))])
+def test_row_and_column_slices_of_csr_on_the_fallback(key):
+    # the fallback slices a CSR-held matrix through its indptr (scipy's row gather), then
+    # keeps and renumbers columns; a reversed column order takes the general path
+    a, b = _matrix(40, 10, per_row=4), _matrix(40, 11, per_row=4)
+    compiled, got = run_both(lambda x, y: x[key] * 2 + y[key], a, b, out="csr")
+    assert not differences(compiled, got)
+
+
+@pytest.mark.parametrize("name", ["A.T @ x", "A.T + B", "A.T * 2 - A.T", "A.T + A"])
+def test_a_csc_input_read_through_its_transpose(name):
+    # a CSC input whose every use transposes it is valued as the transpose (its arrays are
+    # the transpose's CSR); used directly too ("A.T + A"), it is read as before
+    a = _matrix(50, 12, per_row=5).tocsc()
+    b = _matrix(50, 13, per_row=5)
+    x = np.arange(50, dtype=np.float64)
+    fns = {"A.T @ x": (lambda p, q, v: p.T @ v), "A.T + B": (lambda p, q, v: p.T + q),
+           "A.T * 2 - A.T": (lambda p, q, v: p.T * 2 - p.T),
+           "A.T + A": (lambda p, q, v: p.T + p)}
+    compiled, got = run_both(fns[name], a, b, x)
+    assert not differences(compiled, got)
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_row_and_column_sums_of_csr_on_the_fallback(axis):
+    # one bincount over the columns, or one sum per non-empty row (empty rows and a last
+    # empty row included)
+    a = _matrix(30, 14, per_row=3)
+    a = sp.csr_array(a.multiply(np.arange(30)[:, None] % 4 != 1))  # every 4th row empty
+    a.eliminate_zeros()
+    a = sp.csr_array(sp.vstack([a, sp.csr_array((2, 30))]))
+    compiled, got = run_both(lambda x: sf.sum(x[::-1] * 2, axis=axis), a)
+    assert not differences(compiled, got)
+
+
+REDUCED_MAPS = {
+    "var(A, axis=1)": lambda a, b, e, r: sf.var(a, axis=1),
+    "var(A, axis=0)": lambda a, b, e, r: sf.var(a, axis=0),
+    "std(A, axis=0)": lambda a, b, e, r: sf.std(a, axis=0),
+    "var(a + b)": lambda a, b, e, r: sf.var(a + b),
+    "mean(exp(A), axis=1)": lambda a, b, e, r: sf.mean(sf.exp(a), axis=1),
+    "max(A + e, axis=1)": lambda a, b, e, r: sf.max(a + e, axis=1),
+    "min(A - r, axis=0)": lambda a, b, e, r: sf.min(a - r, axis=0),
+    "sum(A * 2 + e, axis=1)": lambda a, b, e, r: sf.sum(a * 2 + e, axis=1),
+    "sum(A + e, axis=0) (e varies along the axis)": lambda a, b, e, r: sf.sum(a + e, axis=0),
+}
+
+
+@pytest.mark.parametrize("name", list(REDUCED_MAPS))
+def test_reductions_of_dense_valued_maps_on_the_fallback(name):
+    # the map at the entries, then its value away from them once per uncovered coordinate
+    # of each cell (the kernels' background rule); the same answer as the kernel
+    rng = np.random.default_rng(15)
+    a = _matrix(60, 16, per_row=4)
+    a = sp.csr_array(sp.vstack([a[:59], sp.csr_array((1, 60))]))  # an empty row
+    b = _matrix(60, 17, per_row=4)
+    e, r = rng.random((60, 1)), rng.random(60)
+    compiled, got = run_both(REDUCED_MAPS[name], a, b, e, r)
+    assert not differences(compiled, got)

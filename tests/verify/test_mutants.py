@@ -23,9 +23,6 @@ NOT_CAUGHT_YET = {
                       "operands indexed on the stacked axis into a compressed result, which "
                       "the generator rarely builds (tests/compiler/test_constant_guards.py "
                       "pins the bug; the certificate's guard obligations prove the drop)",
-    "slice-start": "not caught in 120 programs of this seed (caught at programs 8 and 131 "
-                   "of earlier generator versions): only a slice of a stored operand in a "
-                   "stream plan reads the mutated start",
 }
 
 
