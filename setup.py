@@ -103,7 +103,7 @@ class BuildPrebuilt(build_ext):
         from Cython.Build import cythonize
 
         from sparsefold.compiler.aot import compile_args, openmp_args
-        from sparsefold.compiler.build import CYTHON_DIRECTIVES, runtime_defines
+        from sparsefold.compiler.run.build import CYTHON_DIRECTIVES, runtime_defines
         # Cython finds a module's .pxd by its dotted name: the sources under
         # sparsefold/compiler/ of a tree of their own
         tree = GENERATED / "runtime"
@@ -127,9 +127,9 @@ class BuildPrebuilt(build_ext):
     def _prebuilt(self) -> list[str]:
         from Cython.Build import cythonize
         paths = _generate()
-        from sparsefold.compiler import runtime_source
         from sparsefold.compiler.aot import compile_args, openmp_args
-        from sparsefold.compiler.build import CYTHON_DIRECTIVES
+        from sparsefold.compiler.emit import runtime_source
+        from sparsefold.compiler.run.build import CYTHON_DIRECTIVES
         started = time.perf_counter()
         exts = [Extension(name, [str(path)]) for name, path in zip(NAMES, paths)]
         include = runtime_source.write_include(ROOT / GENERATED / "include")
@@ -140,7 +140,7 @@ class BuildPrebuilt(build_ext):
         by_name = {e.name: e for e in c_files}
         args = compile_args()
         if "-fvect-cost-model=cheap" in args:  # gcc: as kernels are built at run time,
-            from sparsefold.compiler.build import GCC_GLUE_LEVEL, split_levels  # glue at
+            from sparsefold.compiler.run.build import GCC_GLUE_LEVEL, split_levels  # glue at
             args = [GCC_GLUE_LEVEL if a == "-O2" else a for a in args]  # -Og, loops at -O2
             for ext in c_files:
                 for c_file in ext.sources:

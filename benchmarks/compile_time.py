@@ -34,7 +34,7 @@ import json, sys, time
 import numpy as np, scipy.sparse as sp
 import sparsefold as sf
 from sparsefold.benchmarks import compute
-from sparsefold.compiler import build
+from sparsefold.compiler.run import build
 
 name, mode = sys.argv[1], sys.argv[2]
 program = next(p for p in compute.PROGRAMS if p.name == name)

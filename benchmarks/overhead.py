@@ -8,7 +8,7 @@ the result. Reported only; no target is enforced here.
 Kernels: ``hstack`` of two 4 × 4 CSR arrays (CSR out), SpMV of a 4 × 4 CSR array and the sum
 of three 4 × 4 CSR arrays (CSR out), float64, each with scipy's time for the same call beside
 it, and sparsefold's time on its checked Python path (the generated module's fast entry,
-``compiler/fastcall.py``, switched off: how every call ran before it). Per call = the median
+``compiler/lower/fastcall.py``, switched off: how every call ran before it). Per call = the median
 (and the minimum) over rounds of (a loop of ``calls`` calls) ÷ ``calls``; the rounds of the
 two sparsefold paths alternate, so machine load falls on both alike.
 
@@ -58,7 +58,7 @@ def _kernels():
 
 
 def _fast_entries(enabled: bool) -> None:
-    """Switch the kernels' fast entries (``compiler/fastcall.py``) on or off."""
+    """Switch the kernels' fast entries (``compiler/lower/fastcall.py``) on or off."""
     for jit_fn in (_spmv, _hstack, _add3):
         for entry in jit_fn._recent.values():
             kernel = entry.compiled

@@ -75,7 +75,7 @@ def gb():
 def at_threads(fn, n: int):
     """``fn`` with sparsefold's kernels held to ``n`` threads (in whatever thread calls it:
     the timing harness may call from a worker thread)."""
-    from sparsefold.compiler.threads import using
+    from sparsefold.compiler.run.threads import using
 
     def call():
         with using(n):

@@ -1,4 +1,4 @@
-"""The measurement behind ``compiler.threads.PARALLEL_MIN_WORK``: CSR SpMV (16 entries a
+"""The measurement behind ``compiler.run.threads.PARALLEL_MIN_WORK``: CSR SpMV (16 entries a
 row) at 1 and 2 threads, interleaved call by call so both see the same machine load, for
 2^10 to 2^21 stored entries. Prints median and best time per size; results are checked
 bit-identical first. Run: ``python -m sparsefold.benchmarks.threads``."""
@@ -15,7 +15,7 @@ __all__ = ["main"]
 
 def main(low: int = 10, high: int = 21, threads: int = 2) -> None:
     import sparsefold as sf
-    from sparsefold.compiler import threads as control
+    from sparsefold.compiler.run import threads as control
     rng = np.random.default_rng(0)
     one = sf.jit(lambda a, v: a @ v, threads=1)
     many = sf.jit(lambda a, v: a @ v, threads=threads)

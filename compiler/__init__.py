@@ -11,11 +11,12 @@ The surface the front end uses::
 plan, or ``NeedsStage``); ``OUT_FORMATS`` the ``out=`` names.
 """
 
+from sparsefold.compiler import plan  # the phase's package, callable: plan(program, fmt)
 from sparsefold.compiler.kernel import TooLarge
-from sparsefold.compiler.optimize import Prover, optimize
 from sparsefold.compiler.pipeline import Kernel, dense_valued
-from sparsefold.compiler.planner import NeedsStage, plan
-from sparsefold.compiler.plans import CoiterPlan, ContractPlan, DensePlan, Plan, StreamPlan
+from sparsefold.compiler.plan.optimize import Prover, optimize
+from sparsefold.compiler.plan.planner import NeedsStage
+from sparsefold.compiler.plan.plans import CoiterPlan, ContractPlan, DensePlan, Plan, StreamPlan
 from sparsefold.storage.results import OUT_FORMATS
 
 __all__ = ["Kernel", "Plan", "StreamPlan", "CoiterPlan", "ContractPlan", "DensePlan", "plan",

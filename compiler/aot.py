@@ -35,10 +35,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sparsefold.compiler.build import CYTHON_DIRECTIVES, source_digest
-from sparsefold.compiler.emit import SITES_TABLE
+from sparsefold.compiler.emit.emit import SITES_TABLE
+from sparsefold.compiler.run.build import (
+    CYTHON_DIRECTIVES,
+    OPENMP_FLAGS,
+    _openmp_runtime,
+    numpy_include,
+    source_digest,
+)
 from sparsefold.spec.compute import Input
-from sparsefold.spec.errors import InternalError
+from sparsefold.spec.errors import IllFormedProgram, InternalError
 from sparsefold.storage.levels import sparse_levels
 from sparsefold.storage.results import compress, wrap_levels
 
@@ -70,7 +76,6 @@ def compile_args(cc: str | None = None, *, numpy: bool = False) -> list[str]:
     import os
     cc = _cc(cc)
     head = os.path.basename(cc.split()[0]) if cc.split() else ""
-    from sparsefold.compiler.build import numpy_include
     return list(COMPILE_ARGS) + (list(GCC_ONLY_ARGS) if "gcc" in head and "clang" not in head
                                  else []) + openmp_args(cc) + (
         [f"-I{numpy_include()}"] if numpy else [])
@@ -81,8 +86,6 @@ def openmp_args(cc: str | None = None) -> list[str]:
     0), else nothing: the kernels' parallel loops then compile serially. Needed at compile
     and at link time."""
     import os
-
-    from sparsefold.compiler.build import OPENMP_FLAGS, _openmp_runtime
     cc = _cc(cc)
     if os.environ.get("SPARSEFOLD_OPENMP", "1") == "0" or not cc.split():
         return []
@@ -120,8 +123,7 @@ def input_index_dtypes(inp: Input, index: str) -> dict[str, np.dtype]:
 
 def _stage_kernels(kernel) -> list:
     stages = [stage for _, stage in kernel.stages] + [kernel.final]
-    if any(stage.plan is None for stage in stages):  # compiler/gather.py: one fixed module
-        from sparsefold.spec.errors import IllFormedProgram
+    if any(stage.plan is None for stage in stages):  # compiler/run/gather.py: one fixed module
         raise IllFormedProgram("ahead-of-time kernels of integer-array indexing (a gather "
                                "stage) are not supported yet; it is compiled on first use")
     return stages

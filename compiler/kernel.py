@@ -18,43 +18,44 @@ from typing import Any
 
 import numpy as np
 
-from sparsefold.compiler import threads
-from sparsefold.compiler.background import evaluate as evaluate_background
-from sparsefold.compiler.background import total as background_total
-from sparsefold.compiler.bounds import MapChecked, rows_first
-from sparsefold.compiler.cost import stage_cost
-from sparsefold.compiler.emit import render_module
-from sparsefold.compiler.fastcall import fast_entry
-from sparsefold.compiler.loops import Bin, Lit
-from sparsefold.compiler.lower_bulk import lower_bulk
-from sparsefold.compiler.lower_coiter import lower_coiter
-from sparsefold.compiler.lower_contract import (
+from sparsefold.compiler.emit.emit import render_module
+from sparsefold.compiler.emit.loops import Bin, Lit
+from sparsefold.compiler.emit.parallel import MAX_THREADS, has_parallel
+from sparsefold.compiler.lower.bounds import MapChecked, rows_first
+from sparsefold.compiler.lower.fastcall import fast_entry
+from sparsefold.compiler.lower.lower_bulk import lower_bulk
+from sparsefold.compiler.lower.lower_coiter import lower_coiter
+from sparsefold.compiler.lower.lower_contract import (
     TEAM,
     contract_sizes,
     fills_rows_in_parallel,
     lower_contract,
     lower_contract_count,
 )
-from sparsefold.compiler.lower_dense import lower_dense
-from sparsefold.compiler.lower_stream import (
+from sparsefold.compiler.lower.lower_dense import lower_dense
+from sparsefold.compiler.lower.lower_stream import (
     lower_pieces,
     lower_row_count,
     lower_rows,
     row_guards,
 )
-from sparsefold.compiler.lowering import Lowering
-from sparsefold.compiler.memory import TooLarge, memory_limit, nbytes, show_bytes
-from sparsefold.compiler.outputs import AppendOut, BufferOut, DenseOut, ScatterOut
-from sparsefold.compiler.parallel import MAX_THREADS, has_parallel
-from sparsefold.compiler.plans import (
+from sparsefold.compiler.lower.lowering import Lowering
+from sparsefold.compiler.lower.outputs import AppendOut, BufferOut, DenseOut, ScatterOut
+from sparsefold.compiler.lower.values import Values
+from sparsefold.compiler.lower.workspace import SortedWorkspace, Workspace
+from sparsefold.compiler.plan.background import evaluate as evaluate_background
+from sparsefold.compiler.plan.background import total as background_total
+from sparsefold.compiler.plan.cost import EXACT_CAPACITY_ABOVE, stage_cost
+from sparsefold.compiler.plan.plans import (
     CoiterPlan,
     ContractPlan,
     DensePlan,
     StreamPlan,
     capacity_points,
 )
-from sparsefold.compiler.values import Values
-from sparsefold.compiler.workspace import SortedWorkspace, Workspace
+from sparsefold.compiler.run import threads
+from sparsefold.compiler.run.build import load_module
+from sparsefold.compiler.run.memory import TooLarge, memory_limit, nbytes, show_bytes
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input, Reduce
 from sparsefold.spec.errors import InternalError, InvalidData
@@ -72,8 +73,6 @@ __all__ = ["StageKernel", "NotFinite", "TooLarge", "memory_limit", "SORTED_WORKS
 
 _INT32_MAX = 2**31 - 1
 _INT64_MAX = 2**63 - 1
-# below this many entries an upper-bound allocation costs less than an exact count
-_EXACT_CAPACITY_ABOVE = 1 << 15
 # A sparse product's rows accumulate in a sorted workspace (workspace.SortedWorkspace) when
 # the result has more columns than this and more than SORTED_PER_ENTRY per stored input
 # entry, or when one dense row workspace alone would not fit under the memory limit: three
@@ -146,13 +145,13 @@ class StageKernel:
         self._free_extents = [sz.python_function(tuple(size for _, size in piece.free))
                               for piece in plan.pieces]
         self.capacity_points = capacity_points(plan)
-        # the work the plan does, stated (compiler/cost.py); dense work is refused at call
+        # the work the plan does, stated (compiler/plan/cost.py); dense work is refused at call
         self.cost = stage_cost(plan, program, fmt, self.inputs)
         self._variants: dict[tuple, tuple[str, list, Any]] = {}
         self._threaded: dict[tuple, bool] = {}  # variants with a parallel loop
         self.any_threaded = False  # does any variant built so far have one (jit's fast path)
         self._assemblers: dict[str, Any] = {}
-        self.fast = None  # the last variant's fast entry (compiler/fastcall.py), if any
+        self.fast = None  # the last variant's fast entry (compiler/lower/fastcall.py), if any
         self._lock = threading.Lock()
 
     # --- source ---------------------------------------------------------------------------
@@ -307,7 +306,7 @@ class StageKernel:
             if self._threaded.get(key):
                 threads.apply(setting)
         scratch = self._scratch(env, setting, sorted_rows=sorted_rows)
-        if self._contract_sparse or (self._rows_skipped and capacity > _EXACT_CAPACITY_ABOVE):
+        if self._contract_sparse or (self._rows_skipped and capacity > EXACT_CAPACITY_ABOVE):
             # a row loop may skip rows (a strided slice keeps a quarter of its entries), a
             # product's size is unknown: size the outputs exactly (peak memory)
             count = functions[1]
@@ -353,7 +352,6 @@ class StageKernel:
         with self._lock:
             hit = self._variants.get(key)
             if hit is None:
-                from sparsefold.compiler.build import load_module
                 src, functions = self.source(index_dtypes, out_index, key[2],
                                              sorted_workspace=key[3:] == ("sorted",))
                 hit = (src, functions, load_module(src, name_hint=self.strategy))

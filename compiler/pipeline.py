@@ -38,16 +38,17 @@ from typing import Any
 
 import numpy as np
 
-from sparsefold.compiler import threads
-from sparsefold.compiler.cnames import check_compilable_dtype
-from sparsefold.compiler.cost import check_dense_work
-from sparsefold.compiler.gather import GatherStage, serves
+from sparsefold.compiler.emit.cnames import check_compilable_dtype
 from sparsefold.compiler.kernel import NotFinite, StageKernel, check_extents, extents_function
-from sparsefold.compiler.normalize import normalize, replace_node, replace_operand
-from sparsefold.compiler.optimize import Prover, optimize
-from sparsefold.compiler.planner import NeedsStage, has_sparse_input, plan
-from sparsefold.compiler.planner import dense_valued as planner_dense_valued
-from sparsefold.compiler.plans import CoiterPlan
+from sparsefold.compiler.plan.cost import check_dense_work
+from sparsefold.compiler.plan.normalize import normalize, replace_node, replace_operand
+from sparsefold.compiler.plan.optimize import Prover, optimize
+from sparsefold.compiler.plan.planner import NeedsStage, has_sparse_input, plan
+from sparsefold.compiler.plan.planner import dense_valued as planner_dense_valued
+from sparsefold.compiler.plan.plans import CoiterPlan
+from sparsefold.compiler.run import threads
+from sparsefold.compiler.run.build import load_module
+from sparsefold.compiler.run.gather import GatherStage, load_gather_kernels, serves
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input, Map
 from sparsefold.spec.errors import IllFormedProgram, InternalError, InvalidData
@@ -134,7 +135,7 @@ class Kernel:
         # must be checked first (the trace's preconditions, requires, each entry checks
         # itself, declining the call when one fails). ``entry.fast`` runs them: the final
         # stage's own entry, or each stage's in turn (_StagedEntry)
-        # the work of every stage (compiler/cost.py); a dense-work plan takes the checked
+        # the work of every stage (compiler/plan/cost.py); a dense-work plan takes the checked
         # path, which refuses it above the limit (check_dense_work)
         self.cost = sum((stage.cost for _, stage in self.stages), self.final.cost)
         # (the exact variant is exempt: with a NaN or an infinity among the operands, 0 * nan
@@ -303,7 +304,7 @@ class Kernel:
     def source_for(self, values: dict[str, Any], out_index: str = "int32") -> str:
         """The Cython this kernel runs on ``values`` (index widths as for these arrays,
         int32 for temporaries; the output's as ``out_index``), every stage in the order they
-        run, without building anything, below the stated cost of each (compiler/cost.py)."""
+        run, without building anything, below the stated cost of each (compiler/plan/cost.py)."""
         return "\n".join(self.cost_lines()) + "\n" + \
             "\n\n".join(self._call_sources(values, out_index))
 
@@ -314,8 +315,6 @@ class Kernel:
         variant this misses (an int64 output index for a result of more than 2**31 - 1
         entries, the exact variant of a non-finite operand) is built by the call that
         needs it."""
-        from sparsefold.compiler.build import load_module
-        from sparsefold.compiler.gather import load_gather_kernels
         stages = [stage for _, stage in self.stages] + [self.final]
         for stage, source in zip(stages, self._call_sources(values, "int32")):
             if isinstance(stage, GatherStage):
@@ -367,7 +366,7 @@ class Kernel:
 
     def cost_lines(self) -> list[str]:
         """The stated cost of every stage, in the order they run, and of the whole
-        (``sf.show`` prints them above the kernels; compiler/cost.py)."""
+        (``sf.show`` prints them above the kernels; compiler/plan/cost.py)."""
         lines = []
         for temp, stage in self.stages + [(None, self.final)]:
             name = temp.name if temp is not None else "result"
@@ -384,7 +383,7 @@ class Kernel:
         input's shape binds (an ahead-of-time kernel's size parameters, ``sparsefold.aot``)."""
         fast = self.entry.fast
         if fast is not None and library == "scipy" and self._fast_ok and not sizes:
-            # the variant the last call used, done in its module (compiler/fastcall.py);
+            # the variant the last call used, done in its module (compiler/lower/fastcall.py);
             # None: something differs, and the checked path below decides
             result = fast(*[values[name] for name in self._fast_names],
                           threads=threads.explicit())

@@ -44,8 +44,8 @@ from libc.string cimport memcpy
 import numpy as np
 import scipy.sparse as sp
 
-from sparsefold.compiler import memory as _memory
-from sparsefold.compiler import threads as _threads
+from sparsefold.compiler.run import memory as _memory
+from sparsefold.compiler.run import threads as _threads
 from sparsefold.spec.errors import InternalError, InvalidData
 from sparsefold.storage import results as _results
 

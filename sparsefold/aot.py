@@ -28,7 +28,7 @@ with two differences: an argument signature that was not declared raises
 :class:`NotPrebuilt` listing the declared ones, and a kernel that was not built raises
 :class:`NotPrebuilt` instead of being compiled. How prebuilt kernels are found:
 ``sparsefold/aot_registry.py`` (a traced program matched to a declared generic one) and
-``compiler/build.py`` (stage variants by source digest). Unbound (during development, or
+``compiler/run/build.py`` (stage variants by source digest). Unbound (during development, or
 in the spec module itself), an exported function is the plain JIT function.
 
 Signatures: each array argument's storage format (``csr``, ``csc``, ``coo``, ``dense``),
@@ -48,10 +48,10 @@ from typing import Any
 
 import numpy as np
 
-from sparsefold.compiler import build
 from sparsefold.compiler.aot import INDEX_WIDTHS, MANIFEST_NAME, VARIANTS_NAME
-from sparsefold.compiler.build import NotPrebuilt
-from sparsefold.compiler.cnames import check_compilable_dtype
+from sparsefold.compiler.emit.cnames import check_compilable_dtype
+from sparsefold.compiler.run import build
+from sparsefold.compiler.run.build import NotPrebuilt
 from sparsefold.interop import describe, is_pydata_sparse, is_scipy_sparse
 from sparsefold.jit import JitFunction, _default_out, jit, traced_program
 from sparsefold.lazy import LazyArray

@@ -33,8 +33,8 @@ from pathlib import Path
 
 from sparsefold.aot import AotFunction, ArraySpec, exported, trace_generic
 from sparsefold.compiler import aot as compiler_aot
-from sparsefold.compiler import runtime_source
-from sparsefold.compiler.build import CYTHON_DIRECTIVES
+from sparsefold.compiler.emit import runtime_source
+from sparsefold.compiler.run.build import CYTHON_DIRECTIVES
 from sparsefold.spec.errors import IllFormedProgram
 
 __all__ = ["sources", "generate", "load_spec", "package_of", "add_parser", "run"]
@@ -44,7 +44,7 @@ def sources(functions: Mapping[str, AotFunction], *, parts: int = 1,
             title: str = "sparsefold AOT kernels") -> tuple[list[str], dict]:
     """(the ``.pyx`` text of each part, statistics) for the exported ``functions``."""
     from sparsefold import __version__
-    from sparsefold.compiler.emit import COMPILER_VERSION
+    from sparsefold.compiler.emit.emit import COMPILER_VERSION
     from sparsefold.compiler.pipeline import Kernel
     if parts < 1:
         raise IllFormedProgram(f"aot: parts must be >= 1, found {parts}")
@@ -181,7 +181,7 @@ import os
 import sysconfig
 
 MODULES = {modules!r}
-# the JIT's flags (sparsefold.compiler.build.CFLAGS): -fwrapv and no strict aliasing are
+# the JIT's flags (sparsefold.compiler.run.build.CFLAGS): -fwrapv and no strict aliasing are
 # part of what the generated C means
 COMPILE_ARGS = {list(compiler_aot.COMPILE_ARGS)!r}
 GCC_ONLY_ARGS = {list(compiler_aot.GCC_ONLY_ARGS)!r}

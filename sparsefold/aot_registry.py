@@ -10,7 +10,7 @@ symbols turns ``G`` into ``P``: the same nodes, the same non-size parameters, ev
 ``G`` mapped to ``P``'s (definitely equal), no symbol mapped to a negative number, and
 every precondition of ``G`` true under ``σ`` or one of ``P``'s own. Then ``G``'s kernel,
 called with the sizes ``σ`` gives its size parameters, computes ``P``; its stage variants
-come from prebuilt modules when they were built (``compiler/build.py``).
+come from prebuilt modules when they were built (``compiler/run/build.py``).
 
 ``jit.runnable_kernel`` (the call path of every ``sf.jit`` function and of ``compute``)
 asks :func:`find` before compiling a kernel, so calls use generic programs — sparsefold's

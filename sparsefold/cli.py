@@ -41,8 +41,8 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="build a small program and run the reference interpreter")
     demo.set_defaults(run=_demo)
-    from sparsefold.compiler import cache as _cache  # `sparsefold cache list|clear|dir`
-    _cache.add_parser(sub)
+    from sparsefold.compiler.run import cache_cli  # `sparsefold cache list|clear|dir`
+    cache_cli.add_parser(sub)
     from sparsefold.benchmarks import run as _bench  # `sparsefold bench [--quick] ...`
     _bench.add_parser(sub)
     from sparsefold.benchmarks import dask_scaling  # `sparsefold bench --dask`

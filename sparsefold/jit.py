@@ -143,9 +143,9 @@ class JitFunction:
             raise IllFormedProgram(f"wait must be True, False or None, found {wait!r}")
         self.wait_for_kernels = True if certify else wait
         # the threads its kernels' parallel loops use (None: $SPARSEFOLD_NUM_THREADS, else
-        # the CPU count); small calls run on one (compiler/threads.py)
+        # the CPU count); small calls run on one (compiler/run/threads.py)
         if threads is not None:
-            from sparsefold.compiler.threads import check_threads
+            from sparsefold.compiler.run.threads import check_threads
             threads = check_threads(threads)
         self.threads = threads
         self._programs: dict[tuple, tuple] = {}
@@ -291,7 +291,7 @@ class JitFunction:
                 self._recent[quick] = hit
         kernel, library, positions, compiled, filled_program, constants = hit
         if positions is not None and compiled._fast_ok and filled_program is None:
-            # the kernel module's own entry (compiler/fastcall.py) on the arguments as they
+            # the kernel module's own entry (compiler/lower/fastcall.py) on the arguments as they
             # are (it sets the thread count as the checked path does); None: it leaves the
             # call to the checked path below
             fast = compiled.entry.fast
@@ -311,10 +311,10 @@ class JitFunction:
         run = tiering.call if tiering.enabled(self.wait_for_kernels) else _untiered
         with contextlib.ExitStack() as scope:
             if self.threads is not None:
-                from sparsefold.compiler.threads import using
+                from sparsefold.compiler.run.threads import using
                 scope.enter_context(using(self.threads))
             if self.allow_dense_work:  # (a dense-work plan has no fast entry: always here)
-                from sparsefold.compiler.cost import allowing
+                from sparsefold.compiler.plan.cost import allowing
                 scope.enter_context(allowing())
             result = run(kernel, values, library)
         if filled_program is None:
@@ -536,8 +536,8 @@ def jit(fn: Callable | None = None, *, out: str | None = None, certify: bool = F
     A certified function always waits.
     ``allow_dense_work``: run a kernel whose plan visits every coordinate of a product of
     extents (rows x columns) although its inputs and output are sparse, at any size; by
-    default such a plan is refused above ``compiler.cost.DENSE_WORK_LIMIT`` coordinates
-    with :class:`~sparsefold.compiler.cost.DenseWork` (``sf.show`` prints each stage's
+    default such a plan is refused above ``compiler.plan.cost.DENSE_WORK_LIMIT`` coordinates
+    with :class:`~sparsefold.compiler.plan.cost.DenseWork` (``sf.show`` prints each stage's
     cost bound; ``$SPARSEFOLD_DENSE_WORK``: ``error``, ``allow`` or a limit)."""
     if fn is None:
         return lambda f: JitFunction(f, out, certify, threads, wait, allow_dense_work)
@@ -560,7 +560,7 @@ def compute(x: LazyArray, out: str | None = None, wait: bool | None = None, *,
     """Run a lazy array's program as one compiled kernel, tiered as ``sf.jit``'s calls are
     by ``wait`` (a program with ordering nodes — sort, argsort, searchsorted, cumulative
     sums — in stages: ``sparsefold.staging``)."""
-    from sparsefold.compiler.cost import allowing
+    from sparsefold.compiler.plan.cost import allowing
     program, values = _canonical(x)
     from sparsefold.staging import compute_staged, is_staged
     if is_staged(program):

@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as _sp
 
-from sparsefold.compiler.cnames import SUPPORTED_DTYPES
+from sparsefold.compiler.emit.cnames import SUPPORTED_DTYPES
 from sparsefold.scipy_kernels import layout_kernel, triangle_kernel
 
 __all__ = ["hstack", "vstack", "bmat", "block_array", "block_diag", "kron", "tril", "triu",

@@ -59,13 +59,13 @@ from typing import Any
 
 import numpy as np
 
-from sparsefold.compiler import build
 from sparsefold.compiler.fallback import (
     SLOWER_THAN_BUILDING,
     Declined,
     FallbackPlan,
     Unsupported,
 )
+from sparsefold.compiler.run import build
 
 __all__ = ["TieringWarning", "enabled", "register", "call", "wait", "stats", "reset_stats",
            "last_call"]

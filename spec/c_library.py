@@ -345,7 +345,7 @@ def _library() -> dict[str, CName]:
 
 C_LIBRARY: dict[str, CName] = _library()
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-# names every kernel module already has (compiler/emit.py's fixed header)
+# names every kernel module already has (compiler/emit/emit.py's fixed header)
 _ALWAYS = frozenset({"NAN", "INFINITY", "fabs", "pow"})
 
 

@@ -12,7 +12,7 @@ value is the stored one where an entry is stored and ``c`` everywhere else, exac
 the rules it already has; nothing else in the language knows about fills. So:
 
 * the interpreter evaluates it on the densified operands (the meaning);
-* the compiler's merge lattice (``compiler/lattice.py``) asks what each subexpression is
+* the compiler's merge lattice (``compiler/plan/lattice.py``) asks what each subexpression is
   where its sparse operands are implicit (:func:`implicit_value` of the operands, 0 for
   fill-0 storage): ``where(present, stored, c) * y`` with ``y`` of fill 0 iterates ``y``
   alone, ``(x + 1) - 1`` iterates ``x`` alone, and an expression that is not 0 where

@@ -15,7 +15,7 @@ with ``n_j`` the size of axis ``a_j``; a value outside ``[-n_j, n_j)`` is invali
 (:class:`InvalidIndex`, an ``IndexError``). Duplicates are allowed: two output coordinates
 then read one element. The *forward* direction is a relation, not a map: an input
 coordinate ``c`` on ``a_j`` goes to every ``kb`` with ``norm_j(idx_j[kb]) == c`` — kernels
-build that inverse per call as a counting structure (``compiler/gather.py``).
+build that inverse per call as a counting structure (``compiler/run/gather.py``).
 
 What is proved about it (``verify/gather.py``) is what holds for every index array once the
 range check passed: the backward map is in bounds; and, for one axis, output order follows

@@ -10,7 +10,7 @@ where ``key`` is the entry's output coordinates in the order that matters (row-m
 the output format's storage order). An :class:`Entry` describes one symbolic entry: its
 iteration key, its output key and what holds of it (bounds, guards). The verifier proves
 this of every operator entry's forward map (``verify.obligations``); the compiler proves it
-of the composed streams it is about to assemble append-only (``compiler.order``). Both build
+of the composed streams it is about to assemble append-only (``compiler.plan.order``). Both build
 their query here, so the property they prove is the same one.
 """
 

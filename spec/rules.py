@@ -5,7 +5,7 @@ with the shapes given to :func:`rule`) returning programs; ``when`` is a conditi
 written as Python text. Discrete parameters (steps, axes, permutations) are a ``grid``: each
 grid point is an *instance*, traced on its own with every size symbolic — so a rule is
 proved (by ``sparsefold.verify``) exactly for the discrete cases it lists, and the
-optimizer (``sparsefold.compiler.optimize``) applies it only to those.
+optimizer (``sparsefold.compiler.plan.optimize``) applies it only to those.
 
 Wrong rules (``expect=REFUTED``) name the obligation that must fail (``fails=``), like
 Alive2's ``; ERROR:`` tests: the verifier itself is tested by them. A rule about

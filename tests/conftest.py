@@ -11,7 +11,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, settings
 
 # a plan that visits a product of extents while its inputs and output are sparse is a planner
-# bug (compiler/cost.py): refused at any size here; a test that means to run one says so
+# bug (compiler/plan/cost.py): refused at any size here; a test that means to run one says so
 # with allow_dense_work=True
 os.environ.setdefault("SPARSEFOLD_DENSE_WORK", "error")
 # The suite tests compiled kernels: every call waits for its kernel (no tiered fallback

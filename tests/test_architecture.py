@@ -11,6 +11,14 @@ through its public API (``import sparsefold``/``from sparsefold import <name in 
 inside the functions that need it; those places are listed in :data:`VERIFY_USES_FRONT_END`
 so that a new one fails here until it is looked at.
 
+Inside the compiler, the phases (``compiler/plan``, ``lower``, ``emit``, ``run``; DESIGN §3)
+are ordered too: ``emit`` (the loop IR and its printer) and ``plan`` (typed plans from the
+spec) import no other phase, ``lower`` reads plans and builds the IR (``plan``, ``emit``),
+``run`` may import all three, and the compiler's top-level modules (``pipeline``, ``kernel``,
+``aot``) everything. No phase imports a top-level module, and no compiler module imports
+another one inside a function: the compiler's import graph is what its module headers say,
+and it has no cycles.
+
 The graph is read with ``ast`` from the files the installed package imports (the
 ``package-dir`` mapping), not from import side effects.
 """
@@ -38,6 +46,19 @@ VERIFY_USES_FRONT_END = {
     "sparsefold.verify.program_fuzz",   # generated programs run through sf.jit
     "sparsefold.verify.rewrite",        # rewrite(LazyArray) returns a LazyArray
     "sparsefold.verify.rules",          # rule(...) written with front-end arrays
+}
+
+# the compiler's phases, each with the phases it may import (itself included)
+PHASE_IMPORTS = {
+    "emit": {"emit"},
+    "plan": {"plan"},
+    "lower": {"lower", "plan", "emit"},
+    "run": {"run", "lower", "plan", "emit"},
+}
+# our modules a compiler module imports inside a function, each for a stated reason
+COMPILER_LAZY_IMPORTS = {
+    # the rule catalog is only read when a program is rewritten: `import sparsefold` skips it
+    ("sparsefold.compiler.plan.optimize", "sparsefold.spec.catalog"),
 }
 
 
@@ -223,3 +244,90 @@ def test_the_fallback_reads_the_language_and_storage_only():
             assert target.startswith(("sparsefold.spec", "sparsefold.storage",
                                       "sparsefold.compiler.fallback")), \
                 f"{module}:{line} imports {target}"
+
+
+def _phase(module: str) -> str | None:
+    """The compiler phase of one of our modules: ``plan``, ``lower``, ``emit``, ``run``,
+    ``fallback``, or ``top`` (the compiler's own modules outside the phases); None outside
+    the compiler."""
+    parts = module.split(".")
+    if parts[:2] != ["sparsefold", "compiler"]:
+        return None
+    if len(parts) > 2 and (parts[2] in PHASE_IMPORTS or parts[2] == "fallback"):
+        return parts[2]
+    return "top"
+
+
+def _phase_violations(imports: dict) -> list[str]:
+    """Imports inside the compiler, module-level or in a function, against the phase order."""
+    bad = []
+    for module, (top, inner) in imports.items():
+        phase = _phase(module)
+        if phase not in PHASE_IMPORTS:
+            continue
+        for target, _, line in top + inner:
+            t_phase = _phase(target)
+            if t_phase is not None and t_phase not in PHASE_IMPORTS[phase]:
+                bad.append(f"{module}:{line} imports {target} ({phase} -> {t_phase})")
+    return bad
+
+
+def _local_imports(imports: dict) -> list[str]:
+    """Our modules a compiler module imports inside a function (but the listed ones)."""
+    return [f"{module}:{line} imports {target} inside a function"
+            for module, (_, inner) in imports.items() if _phase(module) is not None
+            for target, _, line in inner
+            if (module, target) not in COMPILER_LAZY_IMPORTS]
+
+
+def test_the_compiler_phases_are_found():
+    phases = {_phase(m) for m in FILES} - {None}
+    assert phases == set(PHASE_IMPORTS) | {"fallback", "top"}
+    for phase in PHASE_IMPORTS:
+        assert f"sparsefold.compiler.{phase}" in FILES, phase  # a package of its own
+
+
+def test_each_compiler_phase_imports_only_the_phases_below_it():
+    assert _phase_violations(IMPORTS) == []
+
+
+def test_no_compiler_module_imports_ours_inside_a_function():
+    assert _local_imports(IMPORTS) == []
+
+
+def test_the_compiler_lazy_imports_are_still_needed():
+    """Each listed lazy import is still made inside a function (else drop it from the list)."""
+    for module, target in COMPILER_LAZY_IMPORTS:
+        top, inner = IMPORTS[module]
+        assert any(t == target for t, _, _ in inner), (module, target)
+        assert not any(t == target for t, _, _ in top), (module, target)
+
+
+def test_no_cycles_in_the_compiler_counting_imports_in_functions():
+    """The old cycles held open by function-local imports (``build`` <-> ``cache``,
+    ``planner`` <-> ``contract``, ``kernel`` <-> ``fastcall``, ``lower_stream`` <->
+    ``row_blocks``) stay closed: the compiler's whole import graph has no cycle."""
+    compiler = [m for m in FILES if _phase(m) is not None]
+    graph = {m: sorted({t for t, _, _ in IMPORTS[m][0] + IMPORTS[m][1]
+                        if _phase(t) is not None}) for m in compiler}
+    cycle = _cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_the_phase_checks_catch_what_they_are_for():
+    """The phase checkers, on a made-up import graph."""
+    made_up = {
+        "sparsefold.compiler.plan.x": ([("sparsefold.compiler.lower.y", (), 1)], []),    # up
+        "sparsefold.compiler.emit.x": ([], [("sparsefold.compiler.plan.y", (), 2)]),     # aside
+        "sparsefold.compiler.lower.x": ([("sparsefold.compiler.plan.y", (), 3),          # fine
+                                         ("sparsefold.compiler.emit.y", (), 4)],         # fine
+                                        [("sparsefold.compiler.kernel", (), 5)]),         # top
+        "sparsefold.compiler.run.x": ([("sparsefold.compiler.lower.y", (), 6),           # fine
+                                       ("sparsefold.spec.ir", (), 7)], []),               # fine
+        "sparsefold.compiler.kernel": ([("sparsefold.compiler.run.x", (), 8)], []),       # fine
+    }
+    assert [v.split(" ")[0] for v in _phase_violations(made_up)] == [
+        "sparsefold.compiler.plan.x:1", "sparsefold.compiler.emit.x:2",
+        "sparsefold.compiler.lower.x:5"]
+    assert [v.split(" ")[0] for v in _local_imports(made_up)] == [
+        "sparsefold.compiler.emit.x:2", "sparsefold.compiler.lower.x:5"]

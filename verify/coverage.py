@@ -1,7 +1,7 @@
 """The composed plan covers exactly the program's support (issue 12, part 4), and the
 reorder a bucket or scatter assembly performs is a permutation into storage order.
 
-**Coverage.** A plan streams each sparse view as *pieces* (``compiler.streams``): a leaf
+**Coverage.** A plan streams each sparse view as *pieces* (``compiler.plan.streams``): a leaf
 input iterated over its stored entries, ``coords`` (the composed forward maps of every shape
 operator on the way, free variables for broadcast axes), ``guard`` (which entries survive),
 and the same path read backward: ``backward`` (output coordinate -> leaf coordinate) and

@@ -20,7 +20,7 @@ operands through its *backward* maps; it assumes what the entry's obligations st
     ``trust = True`` in the class body). A trusted entry is compiled with run-time checks:
     the size conditions returned here (its divisors ≥ 1) are checked before the kernel
     runs, and the compiler computes the operator in a stage of its own whose output
-    coordinates and dense reads are range-checked (``compiler.bounds.MapChecked``).
+    coordinates and dense reads are range-checked (``compiler.lower.bounds.MapChecked``).
 
 A refuted entry is refused even when trusted: a confirmed counterexample says its maps are
 wrong, and a kernel would compute something other than its definition.

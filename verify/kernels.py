@@ -4,7 +4,7 @@ compiled kernel, proved again and shown, with a digest.
 ``prove_kernel(jitfn, *examples)`` traces ``jitfn`` on the examples, plans the kernel the
 compiler would build (the same ``Kernel`` as ``sf.jit``, with the proved rule instances and
 the operator check) while recording every order question the planner asks
-(``compiler.order.recording``), and collects:
+(``compiler.plan.order.recording``), and collects:
 
 * ``entry ...``: for every shape operator in the compiled program, its entry's obligations
   on the node's structure with sizes abstracted (``verify.entries.prove_entry``: bijection
@@ -143,7 +143,7 @@ def _function_obligations(program) -> list[KernelObligation]:
     """The zero algebra of every function the program applies, in the dtype kind the kernel
     computes it in: proved by Z3 where it reads that kind, ``probed`` (numerically) where it
     does not (``verify.zero_probe``), never proved on a guess."""
-    from sparsefold.compiler.values import loop_dtypes
+    from sparsefold.compiler.lower.values import loop_dtypes
     from sparsefold.spec.compute import Map
     from sparsefold.verify.zero_algebra import prove_function
     out, seen = [], set()
@@ -168,7 +168,7 @@ def _function_obligations(program) -> list[KernelObligation]:
 def _views(stage) -> list[tuple[str, tuple, tuple, bool]]:
     """(name, pieces, shape, accumulated) of every sparse view the stage's plan streams (a
     reducing stream's pieces map to the reduction's output coordinates: accumulated)."""
-    from sparsefold.compiler.plans import CoiterPlan, ContractPlan, StreamPlan
+    from sparsefold.compiler.plan.plans import CoiterPlan, ContractPlan, StreamPlan
     p = stage.plan
     if isinstance(p, StreamPlan):
         return [("stream", p.pieces, tuple(stage.program.shape), p.reduction is not None)]
@@ -191,7 +191,7 @@ def _worst(statuses) -> str:
 
 def _reads_obligation(name: str, stage) -> KernelObligation | None:
     """Every located (dense) read of the stage within its guards (``verify.reads``)."""
-    from sparsefold.compiler.plans import CoiterPlan, StreamPlan
+    from sparsefold.compiler.plan.plans import CoiterPlan, StreamPlan
     from sparsefold.verify.reads import _broadcast, located_reads, prove_reads
     t0 = time.perf_counter()
     p, results = stage.plan, []
@@ -222,13 +222,13 @@ def _reads_obligation(name: str, stage) -> KernelObligation | None:
 def _plan_obligations(kernel, functions: dict[str, str]) -> list[KernelObligation]:
     """Per stage: the coverage of every streamed view (``verify.coverage``), the lattice the
     co-iteration relies on, and the reorder of a bucket or scatter assembly."""
-    from sparsefold.compiler.plans import CoiterPlan
+    from sparsefold.compiler.plan.plans import CoiterPlan
     from sparsefold.spec.compute import Map
     from sparsefold.verify.coverage import REORDER_STATEMENT, prove_coverage, prove_reorder
     out = []
     stages = [(t.name, s) for t, s in kernel.stages] + [("result", kernel.final)]
     for name, stage in stages:
-        if stage.plan is None:  # a gather stage (compiler/gather.py): its index-array facts
+        if stage.plan is None:  # a gather stage (compiler/run/gather.py): its index-array facts
             t0 = time.perf_counter()
             from sparsefold.verify.gather import prove_facts
             facts = prove_facts()
@@ -289,8 +289,8 @@ def _int32_indices(stage) -> dict:
 def _guard_obligations(queries) -> list[KernelObligation]:
     """Per row-driven piece, the guards its loop leaves untested: proved again (without the
     lowering's cache) to hold on every source row it reads. Every other conjunct of the
-    piece's guard is tested in the kernel (``compiler.order.implied_row_guards``)."""
-    from sparsefold.compiler.order import GuardQuery, decide_implied_guards
+    piece's guard is tested in the kernel (``compiler.plan.order.implied_row_guards``)."""
+    from sparsefold.compiler.plan.order import GuardQuery, decide_implied_guards
     out, seen = [], set()
     for q in queries:
         if not isinstance(q, GuardQuery) or (q.piece, q.row, q.rows) in seen:
@@ -325,7 +325,7 @@ def certify_program(program, out: str, requires: tuple = ()):
     """(the kernel ``sf.jit`` compiles for ``program``, its certificate); the kernel's
     header carries the certificate's digest (:meth:`Kernel.certify`)."""
     from sparsefold.compiler import Kernel
-    from sparsefold.compiler.order import decide_order, recording
+    from sparsefold.compiler.plan.order import decide_order, recording
     from sparsefold.verify.entries import check_entry
     from sparsefold.verify.rules import instance_proved
 

@@ -2,7 +2,7 @@
 
 The call runs in a forked child process, so a kernel that runs past the limit is killed and
 reported instead of hanging the test run. Compiling a kernel is not running it: while the
-child builds a kernel module (``compiler.build.load_module``: Cython and gcc on a cache
+child builds a kernel module (``compiler.run.build.load_module``: Cython and gcc on a cache
 miss, a load otherwise) the clock stops, and it restarts from zero once the module is
 loaded — the limit is on running time. The child sends back the result (pickled), the
 exception it raised (its type, message, traceback text and whether it is
@@ -37,7 +37,7 @@ class Outcome:
 def _child(conn, call, inputs, snapshot, same) -> None:
     import numpy as np
 
-    from sparsefold.compiler import build
+    from sparsefold.compiler.run import build
     from sparsefold.spec.errors import InvalidData
     original = build.load_module
 

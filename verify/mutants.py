@@ -38,7 +38,7 @@ __all__ = ["MUTANTS", "run_mutant", "apply_mutant"]
 
 
 def _drop_index():
-    from sparsefold.compiler import streams
+    from sparsefold.compiler.plan import streams
     from sparsefold.spec import sizes as sz
     original = streams._compose
 
@@ -67,7 +67,7 @@ def _drop_index():
 def _swap_pieces():
     from dataclasses import replace
 
-    from sparsefold.compiler import streams
+    from sparsefold.compiler.plan import streams
     original = streams._through_shape_op
 
     def through(node):
@@ -81,7 +81,7 @@ def _swap_pieces():
 
 
 def _slice_start():
-    from sparsefold.compiler import streams
+    from sparsefold.compiler.plan import streams
     from sparsefold.spec.ops_index import Slice
     original = streams._through_shape_op
 
@@ -104,7 +104,7 @@ def _slice_start():
 def _reduction_identity():
     import numpy as np
 
-    from sparsefold.compiler import fastcall, outputs
+    from sparsefold.compiler.lower import fastcall, outputs
     original = outputs.start_value
 
     def start_value(monoid, dt):
@@ -119,7 +119,7 @@ def _reduction_identity():
 
 
 def _constant_guard():
-    from sparsefold.compiler import cursors, lower_contract, lower_stream
+    from sparsefold.compiler.lower import cursors, lower_contract, lower_stream
     from sparsefold.spec import sizes as sz
 
     def row_guards(piece, row):

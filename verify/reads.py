@@ -2,7 +2,7 @@
 
 A kernel reads its *located* operands (dense arrays under elementwise maps, shape operators
 and reductions) at coordinates computed by the backward direction of every definition —
-what ``compiler.values`` emits: a shape operator's operand at ``backward_p(k)`` under the
+what ``compiler.lower.values`` emits: a shape operator's operand at ``backward_p(k)`` under the
 piece's guard ``guard_p(k)``, a map's arguments at its coordinates (NumPy broadcasting read
 through ``broadcast_to``'s backward map), a reduction's argument over a loop ``0 <= r <
 extent`` per reduced axis. Walking the same composition symbolically gives, for every dense

@@ -1,12 +1,12 @@
-"""``rewrite(program)``: the compiler's optimize pass (``sparsefold.compiler.optimize``) with
+"""``rewrite(program)``: the compiler's optimize pass (``sparsefold.compiler.plan.optimize``) with
 this package's prover — only instances whose proof is ``proved`` (``verify.rules``, cached per
 process) are applied. Accepts and returns front-end arrays as well as nodes.
 """
 
 from __future__ import annotations
 
-from sparsefold.compiler.optimize import Rewrite, applicable_instances, match
-from sparsefold.compiler.optimize import rewrite as _rewrite
+from sparsefold.compiler.plan.optimize import Rewrite, applicable_instances, match
+from sparsefold.compiler.plan.optimize import rewrite as _rewrite
 from sparsefold.spec.programs import as_node
 from sparsefold.verify.rules import instance_proved
 

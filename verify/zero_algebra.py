@@ -1,5 +1,5 @@
 """The zero algebra the compiler's merge lattices rely on, proved by Z3 on each function's C
-reading (issue 11, part 3; ``compiler/lattice.py``, ``compiler/streams.py``).
+reading (issue 11, part 3; ``compiler/plan/lattice.py``, ``compiler/plan/streams.py``).
 
 A lattice intersects where a function *annihilates* (``f(.., 0 at p, ..) == 0`` whatever the
 other arguments are) and takes a union where ``f(0, .., 0) == 0``; elsewhere it iterates

@@ -35,9 +35,10 @@ from sparsefold.compiler.fallback.values import (
     unravel,
 )
 from sparsefold.spec import sizes as sz
-from sparsefold.spec.compute import Literal, Map, Reduce
+from sparsefold.spec.compute import Input, Literal, Map, Reduce
 from sparsefold.spec.ir import Node
 from sparsefold.spec.ops_axes import BroadcastTo, ExpandDims
+from sparsefold.spec.printer import topological
 
 __all__ = ["Contraction", "find_contraction", "sparse_valued_reduction"]
 
@@ -272,14 +273,12 @@ def find_contraction(node: Reduce) -> Contraction | None:
 def _stretch_free_core(node: Node) -> tuple[int, ...] | None:
     """The product axes of ``node``'s core (under its broadcasts and inserted axes), or
     None when a broadcast stretches one of the core's own axes: the compiled kernels'
-    recognizer (``compiler/contract.core``) reads it so."""
+    recognizer (``compiler/plan/contract.core``) reads it so."""
     core, axes = _core(node)
     return None if None in axes else tuple(axes)
 
 
 def _has_sparse_input(node: Node) -> bool:
-    from sparsefold.spec.compute import Input
-    from sparsefold.spec.printer import topological
     return any(isinstance(n, Input) and not n.format.is_dense for n in topological(node))
 
 

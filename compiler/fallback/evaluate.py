@@ -11,7 +11,7 @@ Conventions, stated once:
   where the values are read. A dense operand beside sparse ones contributes its nonzeros
   (as a compiled view of a dense leaf stores them).
 * A map decides its result's entries by the function's zero algebra, as the merge lattice
-  does (``compiler/lattice.py`` reads the same facts): the **intersection** of the
+  does (``compiler/plan/lattice.py`` reads the same facts): the **intersection** of the
   arguments it annihilates at (``f(.., 0, ..) == 0``; for floats only beside finite
   literal and background values), else the **union** of its sparse arguments' entries,
   with background ``f`` of theirs — unless a located argument that is not a literal takes
@@ -399,7 +399,7 @@ def _reduce_map_of_entries(node: Reduce, arg: MapLocated, ctx: Context, monoid,
     """A reduction of a dense-valued map of sparse values and cell-constant operands
     (``sum((A - mean(A, axis=1, keepdims=True)) ** 2, axis=1)``: var, std) in work linear
     in the entries and the output, as the kernels' background rule computes it
-    (``compiler/background.py``): the map at the union of its sparse leaves' entries,
+    (``compiler/plan/background.py``): the map at the union of its sparse leaves' entries,
     combined per output cell, then its value away from them — the same at every such
     coordinate of a cell — once per coordinate of the cell no entry covers."""
     shape = arg.shape

@@ -69,7 +69,7 @@ class Unsupported(Exception):
 
 
 def _memory_limit() -> int:
-    """Bytes one allocation may take, as the compiled kernels read it (compiler/memory.py):
+    """Bytes one allocation may take, as the compiled kernels read it (compiler/run/memory.py):
     ``$SPARSEFOLD_MEMORY_LIMIT``, else the machine's physical memory."""
     configured = os.environ.get("SPARSEFOLD_MEMORY_LIMIT")
     if configured:

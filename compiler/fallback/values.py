@@ -46,7 +46,7 @@ class Budget:
     allocates (a dense result, a materialized dense operand), ``entries`` for the entries
     of any sparse value it expands (a few times the inputs' and the output's: memory
     O(inputs + output)). Work: ``cells``, the most elements one dense array may hold —
-    the compiled kernels' cost rule (``compiler/cost.py``: work bounded by stored entries,
+    the compiled kernels' cost rule (``compiler/plan/cost.py``: work bounded by stored entries,
     output and extents, never rows x cols), so the first answer grows as the kernel does.
     Exceeding any declines the call (it then waits for its kernel). ``peak_cells``: the
     largest dense array allowed so far (what the scale tests read)."""

@@ -3,7 +3,7 @@
 A task carries a block program as data (:func:`nodes.flatten`) and a token naming it. Each
 process keeps one ``sf.jit`` function per token, so a worker traces a block program once
 per argument signature and compiles it through ``compile_program``'s per-process table and
-the kernel cache on disk (``compiler/build.py``: one build per key, a file lock per key, so
+the kernel cache on disk (``compiler/run/build.py``: one build per key, a file lock per key, so
 two worker processes never build the same kernel twice). Nothing here is compiled per task.
 """
 

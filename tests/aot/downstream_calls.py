@@ -83,7 +83,7 @@ def _child(path: str) -> None:
         found["Cython error"] = str(exc)
     import downstream_demo
 
-    from sparsefold.compiler import build
+    from sparsefold.compiler.run import build
     results = run(downstream_demo)
     with open(path, "wb") as handle:
         pickle.dump({"found": found, "results": results, "stats": build.stats(),

@@ -1,5 +1,5 @@
 """compiler/aot.py: the variants of a program, one module from many, and the lookup by
-source digest in compiler/build.py."""
+source digest in compiler/run/build.py."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import scipy.sparse as sp
 import sparsefold as sf
 from sparsefold import aot
 from sparsefold.compiler import aot as compiler_aot
-from sparsefold.compiler import build
 from sparsefold.compiler.pipeline import Kernel
+from sparsefold.compiler.run import build
 from sparsefold.spec.errors import InternalError
 
 

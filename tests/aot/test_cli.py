@@ -6,7 +6,7 @@ import ast
 import textwrap
 
 from sparsefold.cli import main
-from sparsefold.compiler import runtime_source
+from sparsefold.compiler.emit import runtime_source
 
 SPEC = textwrap.dedent('''
     import sparsefold as sf

@@ -17,7 +17,7 @@ _CHILD = textwrap.dedent(r'''
     import numpy as np
     import scipy.sparse as sp
     import sparsefold as sf
-    from sparsefold.compiler import build
+    from sparsefold.compiler.run import build
 
     warnings.simplefilter("error")  # a PrebuiltWarning would mean the extension is missing
     kernels = {

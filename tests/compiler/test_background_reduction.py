@@ -12,7 +12,7 @@ import pytest
 import scipy.sparse as sp
 
 import sparsefold as sf
-from sparsefold.compiler.cost import DenseWork
+from sparsefold.compiler.plan.cost import DenseWork
 
 PROGRAMS = {
     "sum(a+1,1)": lambda a, b: sf.sum(a + 1, axis=1),
@@ -125,7 +125,7 @@ def test_a_sum_of_a_background_varying_along_the_reduced_axis_visits_the_region(
                                   "argmax1", "argmin0", "argmin1", "argmax_all"])
 def test_statistics_visit_stored_entries_only(name, fmt):
     # var/std: the squared deviation where A stores nothing is (0 - mean)**2, one value per
-    # output cell (compiler/background.py); argmax/argmin read a constant where A is zero
+    # output cell (compiler/plan/background.py); argmax/argmin read a constant where A is zero
     # (spec/reductions.py): every stage's bound is O(nnz + cells), no dense work
     fn = {"var0": lambda p: sf.var(p, axis=0), "var1": lambda p: sf.var(p, axis=1),
           "std1": lambda p: sf.std(p, axis=1, correction=1),

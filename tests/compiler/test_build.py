@@ -1,4 +1,4 @@
-"""Tests of the build layer (compiler/build.py): compile + import + call, the in-memory
+"""Tests of the build layer (compiler/run/build.py): compile + import + call, the in-memory
 table, reuse of the disk cache by another process, one build per key across threads and
 processes, compile errors, array addresses.
 
@@ -20,7 +20,7 @@ import pytest
 import scipy.sparse as sp
 
 from sparsefold import InternalError, InvalidData
-from sparsefold.compiler import build
+from sparsefold.compiler.run import build
 
 _HEADER = '''\
 # sparsefold kernel (test fixture): C = hstack([A, B]) for CSR A (m x na), B (m x nb)
@@ -144,7 +144,7 @@ if os.environ.get("POISON"):
         sys.modules[name] = None
     os.environ["SPARSEFOLD_CC"] = "/nonexistent/cc"
 import numpy as np
-from sparsefold.compiler import build
+from sparsefold.compiler.run import build
 source = open(sys.argv[1]).read()
 started = time.perf_counter()
 try:

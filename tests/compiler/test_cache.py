@@ -1,4 +1,4 @@
-"""Tests of the on-disk kernel cache (compiler/cache.py; issue #6 §4): damaged, stale,
+"""Tests of the on-disk kernel cache (compiler/run/cache.py; issue #6 §4): damaged, stale,
 half-written and forged entries are detected and rebuilt, never loaded; the cache directory is
 private and an unsafe one is refused; read-only / full disks fall back to a temporary
 directory with a warning; the ``sparsefold cache`` subcommand.
@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 
 from sparsefold.cli import main as cli_main
-from sparsefold.compiler import build, cache
-from sparsefold.compiler.cache import CacheWarning, verify_entry
+from sparsefold.compiler.run import build, cache
+from sparsefold.compiler.run.cache import CacheWarning, verify_entry
 
 
 def tiny(tag: str) -> str:

@@ -148,7 +148,7 @@ def test_dense_valued_results(name, fn, fmt):
 
 
 def test_one_kernel_for_all_shapes():
-    from sparsefold.compiler import build
+    from sparsefold.compiler.run import build
     f = sf.jit(lambda a, b: a[0:(a.shape[0] + 1) // 2:2] * b)
     before = build.stats()["builds"] + build.stats()["disk_hits"]
     for n in (20, 31, 40, 57):

@@ -1,6 +1,6 @@
 """COO paths (issue #13). ``hstack`` of COO into CSR runs a row loop in which each COO
 operand is walked by one cursor, every row a run of equal row coordinates
-(``compiler/coo_rows.py``), instead of a merge by key. ``vstack`` of CSR into COO copies each
+(``compiler/lower/coo_rows.py``), instead of a merge by key. ``vstack`` of CSR into COO copies each
 operand whole, its row coordinates expanded from ``indptr`` (``lower_stream._expand_rows``:
 marks and a running maximum on short rows, a fill per row on long ones).
 

@@ -1,4 +1,4 @@
-"""The fast call entry generated in each kernel module (``compiler/fastcall.py``).
+"""The fast call entry generated in each kernel module (``compiler/lower/fastcall.py``).
 
 It must give exactly the checked path's result (container, dtypes, index widths, values) on
 the inputs it takes, and decline (return ``None``, so the checked path decides) on every
@@ -14,8 +14,8 @@ import pytest
 import scipy.sparse as sp
 
 import sparsefold as sf
-from sparsefold.compiler.fastcall import _bits, _size_bound
 from sparsefold.compiler.kernel import TooLarge
+from sparsefold.compiler.lower.fastcall import _bits, _size_bound
 from sparsefold.spec import sizes as sz
 
 pytestmark = pytest.mark.cython
@@ -474,12 +474,12 @@ def test_a_result_is_trimmed_to_its_entries_as_on_the_checked_path(shape):
 
 
 def test_a_large_strided_slice_is_counted_first_by_the_fast_entry():
-    # above kernel._EXACT_CAPACITY_ABOVE entries a slice's outputs are sized exactly by a
+    # above cost.EXACT_CAPACITY_ABOVE entries a slice's outputs are sized exactly by a
     # counting pass (the checked path's too), so the result does not hold the input's size
-    from sparsefold.compiler.kernel import _EXACT_CAPACITY_ABOVE
+    from sparsefold.compiler.plan.cost import EXACT_CAPACITY_ABOVE
     fn = SLICES["paper_half"]
     a = _csr(5, (400, 400))
-    assert a.nnz > _EXACT_CAPACITY_ABOVE
+    assert a.nnz > EXACT_CAPACITY_ABOVE
     f = sf.jit(fn)
     f(a)
     fast = _kernel(f).final.fast(a)

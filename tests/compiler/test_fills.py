@@ -1,5 +1,5 @@
 """Fill values through the compiler (issue 16 item 7): the merge lattice follows the
-operands' fills (``compiler/lattice.py``), and compiled kernels agree with the interpreter
+operands' fills (``compiler/plan/lattice.py``), and compiled kernels agree with the interpreter
 over pydata COO/GCXS arrays with random fills, n-ary expressions, reductions and shape
 operators (Hypothesis)."""
 
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import sparsefold as sf
-from sparsefold.compiler.lattice import build
+from sparsefold.compiler.plan.lattice import build
 from sparsefold.jit import compile_program
 from sparsefold.lazy import canonical
 from sparsefold.spec.compute import Input

@@ -1,4 +1,4 @@
-"""Gather kernels (compiler/gather.py) against the interpreter (the oracle) and NumPy.
+"""Gather kernels (compiler/run/gather.py) against the interpreter (the oracle) and NumPy.
 
 Hypothesis draws the data, the index arrays (sorted, unsorted, with duplicates, negative,
 empty) and boolean masks (all false, all true, random) for a few fixed program shapes, so

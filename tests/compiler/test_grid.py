@@ -230,7 +230,7 @@ def test_single_stored_entry_and_full_rows():
 
 def test_symbolic_sizes_reuse_one_kernel():
     """Different shapes of one signature run on the kernel already built (no new build)."""
-    from sparsefold.compiler import build
+    from sparsefold.compiler.run import build
     f = sf.jit(lambda a: a[::-2].reshape(-1), out="coo")
     f(make_input((5, 4), "csr", "float64", "int32"))
     before = build.stats()

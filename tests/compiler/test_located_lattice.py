@@ -1,6 +1,6 @@
 """A repeated sparse line (a row broadcast over rows, a column over columns) is located
 through a workspace in any lattice that holds it with another operand, not only in a
-two-operand intersection (``compiler/located.py``): ``A * v + B``, ``(A + B) * v``,
+two-operand intersection (``compiler/lower/located.py``): ``A * v + B``, ``(A + B) * v``,
 ``A * v * B``. And the planner stages what keeps a line from being located: a product of a
 line and a matrix inside a larger expression (``A * v * w``, ``A * v + B * w``, the 3-d space
 of ``(A * v) @ x``), a reversed line (``v[:, ::-1]``), a dense-valued operand of a product
@@ -14,7 +14,7 @@ import pytest
 import scipy.sparse as sp
 
 import sparsefold as sf
-from sparsefold.compiler import threads
+from sparsefold.compiler.run import threads
 from sparsefold.spec import sizes as sz
 
 

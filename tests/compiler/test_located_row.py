@@ -1,5 +1,5 @@
 """A broadcast sparse row met by intersection is located through a workspace, not merged
-once per output row (``compiler/lower_coiter.py``, ``_Located``): results against NumPy over
+once per output row (``compiler/lower/lower_coiter.py``, ``_Located``): results against NumPy over
 formats, reductions, guarded rows and thread counts; the workspace's fallback to the merge
 when it cannot be allocated; and which kernels take it."""
 
@@ -10,7 +10,7 @@ import pytest
 import scipy.sparse as sp
 
 import sparsefold as sf
-from sparsefold.compiler import threads
+from sparsefold.compiler.run import threads
 
 
 def _m(shape, density, seed, fmt="csr"):

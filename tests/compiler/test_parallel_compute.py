@@ -1,4 +1,4 @@
-"""Parallel compute kernels (``compiler/lower_contract.py``): sparse x sparse products into
+"""Parallel compute kernels (``compiler/lower/lower_contract.py``): sparse x sparse products into
 CSR/CSC count each row's length in parallel, prefix-sum the lengths into row starts and fill
 every row in parallel, each thread in its own workspace slice; a dense product's rows run in
 parallel. Results are bit-identical to one thread at every thread count, and a failed check
@@ -11,7 +11,7 @@ import pytest
 import scipy.sparse as sp
 
 import sparsefold as sf
-from sparsefold.compiler import threads
+from sparsefold.compiler.run import threads
 
 pytestmark = pytest.mark.cython
 
@@ -155,7 +155,7 @@ def test_a_non_monotone_indptr_is_refused_before_the_symbolic_pass(monkeypatch):
             sf.jit(lambda x, y: x @ y, threads=n)(a, b)
 
 
-# --- row-driven co-iteration (compiler/lower_coiter.py) ---------------------------------------
+# --- row-driven co-iteration (compiler/lower/lower_coiter.py) ------------------------------------
 
 COITER = [  # (id, function of three operands of one shape, output format)
     ("add3", lambda a, b, c: a + b + c, "csr"),

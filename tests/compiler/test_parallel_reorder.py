@@ -11,7 +11,7 @@ import pytest
 import scipy.sparse as sp
 
 import sparsefold as sf
-from sparsefold.compiler import threads
+from sparsefold.compiler.run import threads
 
 pytestmark = pytest.mark.cython
 

@@ -1,4 +1,4 @@
-"""Partitioned lattices (``compiler/lattice.py``: :func:`partitioned`): when every operand
+"""Partitioned lattices (``compiler/plan/lattice.py``: :func:`partitioned`): when every operand
 matters only where its whole lattice point is present, a co-iteration meets each point by a
 tight merge of its own (``lower_coiter._meet_points``) and steps over an operand's entries
 where the rest of its point is absent. The analysis must say no wherever an operand's value
@@ -13,7 +13,7 @@ import pytest
 import scipy.sparse as sp
 
 import sparsefold as sf
-from sparsefold.compiler.lattice import build
+from sparsefold.compiler.plan.lattice import build
 from sparsefold.lazy import canonical
 from sparsefold.spec.compute import Input
 from sparsefold.spec.printer import topological

@@ -1,6 +1,6 @@
-"""Rows read in blocks (``compiler/row_blocks.py``): a CSR/CSC operand read whole into a dense
-result whose rows are its rows (SpMV, SpMM, row sums of CSR; dense @ CSC) is checked one
-block of rows at a time, and a block whose indices are all in range is read with no test. A
+"""Rows read in blocks (``compiler/lower/row_blocks.py``): a CSR/CSC operand read whole into
+a dense result whose rows are its rows (SpMV, SpMM, row sums of CSR; dense @ CSC) is checked
+one block of rows at a time, and a block whose indices are all in range is read with no test. A
 block with a bad index runs its rows checked, row by row, as the unblocked kernel does: the
 error is the first bad index in storage order, with the same message, at every thread count.
 Blocks are whole rows (a block never splits a row), so the edges tested here are the first
@@ -15,8 +15,8 @@ import pytest
 import scipy.sparse as sp
 
 import sparsefold as sf
-from sparsefold.compiler import threads
-from sparsefold.compiler.row_blocks import BLOCK_ENTRIES, LONG_ROWS
+from sparsefold.compiler.lower.row_blocks import BLOCK_ENTRIES, LONG_ROWS
+from sparsefold.compiler.run import threads
 
 pytestmark = pytest.mark.cython
 

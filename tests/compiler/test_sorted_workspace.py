@@ -1,4 +1,4 @@
-"""The sorted workspace of sparse products (``compiler/workspace.py``, issue #11): when the
+"""The sorted workspace of sparse products (``compiler/lower/workspace.py``, issue #11): when the
 result has far more columns than the product touches, a row's products are kept as
 (column, arrival, value) and sorted, instead of three O(columns) arrays.
 

@@ -1,5 +1,5 @@
-"""Parallel kernels (``compiler/parallel.py``, ``compiler/threads.py``): a row loop that runs
-on OpenMP threads gives results bit-identical to one thread, reports a failed check exactly
+"""Parallel kernels (``compiler/emit/parallel.py``, ``compiler/run/threads.py``): a row loop that
+runs on OpenMP threads gives results bit-identical to one thread, reports a failed check exactly
 as one thread would (the first failure in row order), and is only generated where its
 iterations write disjoint output cells; the thread count comes from ``sf.jit(threads=)``,
 ``$SPARSEFOLD_NUM_THREADS`` or the CPU count, and small calls stay on one thread."""
@@ -11,9 +11,9 @@ import pytest
 import scipy.sparse as sp
 
 import sparsefold as sf
-from sparsefold.compiler import build, threads
-from sparsefold.compiler.emit import render_function
-from sparsefold.compiler.loops import Assign, For, Function, Lit, Var
+from sparsefold.compiler.emit.emit import render_function
+from sparsefold.compiler.emit.loops import Assign, For, Function, Lit, Var
+from sparsefold.compiler.run import build, threads
 from sparsefold.spec.errors import InternalError
 
 pytestmark = pytest.mark.cython

@@ -1,4 +1,4 @@
-"""The row workspace's flush (``compiler/workspace.py``): a sparse product's rows come out
+"""The row workspace's flush (``compiler/lower/workspace.py``): a sparse product's rows come out
 with their columns in increasing order and each column's sum added in the driver row's order,
 whichever way the row is put in order:
 

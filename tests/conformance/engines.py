@@ -21,8 +21,8 @@ import numpy as np
 import pytest
 
 import sparsefold as sf
-from sparsefold.compiler.cnames import SUPPORTED_DTYPES
-from sparsefold.compiler.values import loop_dtypes
+from sparsefold.compiler.emit.cnames import SUPPORTED_DTYPES
+from sparsefold.compiler.lower.values import loop_dtypes
 from sparsefold.spec.compute import Map
 from sparsefold.spec.errors import IllFormedProgram
 from sparsefold.spec.printer import topological

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import sparsefold as sf
-from sparsefold.compiler.build import stats  # run on the workers: importable there
+from sparsefold.compiler.run.build import stats  # run on the workers: importable there
 
 distributed = pytest.importorskip("distributed")
 

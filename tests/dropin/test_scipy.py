@@ -229,7 +229,7 @@ def test_pass_throughs_and_the_rest_of_scipy_sparse():
 _PREBUILT_CHILD = """
 import json, numpy as np, scipy.sparse as sp
 import sparsefold.scipy as sparse
-from sparsefold.compiler import build
+from sparsefold.compiler.run import build
 x = sp.random_array((50, 40), density=0.2, format="csr", dtype=np.float32, rng=11)
 y = sp.random_array((50, 30), density=0.2, format="csr", dtype=np.float32, rng=12)
 ok = [(sparse.hstack([x, y]) != sp.hstack([x, y])).nnz == 0,

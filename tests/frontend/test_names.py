@@ -10,7 +10,7 @@ import pytest
 import scipy.sparse as sp
 
 import sparsefold as sf
-from sparsefold.compiler import build
+from sparsefold.compiler.run import build
 from sparsefold.lazy import canonical
 
 D = np.array([[1, 0, 2, 0, 3], [0, 4, 0, 0, 0], [5, 0, 0, 6, 0], [0, 0, 7, 0, 8],

@@ -25,7 +25,7 @@ import scipy.sparse as sp
 
 import sparsefold as sf
 from sparsefold import tiering
-from sparsefold.compiler import build, cache
+from sparsefold.compiler.run import build, cache
 from sparsefold.spec.errors import InternalError
 
 pytestmark = pytest.mark.cython

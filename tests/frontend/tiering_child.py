@@ -21,7 +21,7 @@ import scipy.sparse as sp
 
 import sparsefold as sf
 from sparsefold import tiering
-from sparsefold.compiler import build
+from sparsefold.compiler.run import build
 
 
 def matrix() -> sp.csr_array:

@@ -29,7 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 
 import sparsefold as sf
-from sparsefold.compiler import build
+from sparsefold.compiler.run import build
 
 
 def programs(k: int):

@@ -19,7 +19,7 @@ import scipy.sparse as sp
 
 import sparsefold as sf
 from sparsefold.benchmarks.memory import KERNELS, band_matrix
-from sparsefold.compiler import build
+from sparsefold.compiler.run import build
 
 pytestmark = pytest.mark.cython
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sparsefold.compiler.streams import stream_pieces
+from sparsefold.compiler.plan.streams import stream_pieces
 from sparsefold.spec import sizes as sz
 from sparsefold.spec.compute import Input, Reduce
 from sparsefold.spec.formats import named_format

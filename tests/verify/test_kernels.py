@@ -17,7 +17,7 @@ import scipy.sparse as sp
 import sparsefold as sf
 from sparsefold import verify
 from sparsefold.compiler import Kernel
-from sparsefold.compiler.order import recording
+from sparsefold.compiler.plan.order import recording
 from sparsefold.spec.errors import IllFormedProgram
 from sparsefold.verify.entries import check_entry
 from sparsefold.verify.kernels import NOT_RELIED_ON
