@@ -892,8 +892,8 @@ _ = MONOIDS  # (the monoids are reached through the reduction rows; see the cove
 # --- programs over the whole language ----------------------------------------------------------
 
 _CATEGORIES = {
-    "indexing": ("slice", "offset_slice", "int_index", "int_array_index", "mask_index", "take", "compress",
-                 "unstack", "place"),
+    "indexing": ("slice", "offset_slice", "int_index", "int_array_index", "mask_index", "take",
+                 "compress", "unstack", "place"),
     "joins": ("concat", "stack", "hstack", "vstack", "block_array"),
     "products": ("matmul", "x @ y", "dot", ".dot", "vecdot", "outer", "tensordot", "einsum"),
     "casts": ("astype", ".astype", "clip", ".clip", "round", ".round", "where", ".conj",
